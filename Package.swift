@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "OnTheMap",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "locations-service", targets: ["LocationsService"]),
+        .library(name: "OnTheMapShared", targets: ["OnTheMapShared"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    ],
+    targets: [
+        .target(
+            name: "OnTheMapShared",
+            path: "Shared"
+        ),
+        .executableTarget(
+            name: "LocationsService",
+            dependencies: [
+                "OnTheMapShared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Services/LocationsService"
+        ),
+        .testTarget(
+            name: "SharedTests",
+            dependencies: ["OnTheMapShared"],
+            path: "Tests/SharedTests"
+        ),
+        .testTarget(
+            name: "LocationsServiceTests",
+            dependencies: [
+                "LocationsService",
+                "OnTheMapShared",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/LocationsServiceTests"
+        ),
+    ]
+)

@@ -1,0 +1,48 @@
+import Hummingbird
+import Logging
+import OnTheMapShared
+import PostgresNIO
+import Prometheus
+
+/// The running service's parts, wired together. Tests build it with their own configuration.
+func buildApplication(
+    _ configuration: ServiceConfiguration,
+    registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    logger baseLogger: Logger? = nil
+) -> some ApplicationProtocol {
+    var configuredLogger = baseLogger ?? Logger(label: "locations-service")
+    configuredLogger.logLevel = configuration.logLevel
+    let logger = configuredLogger
+    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
+    let database = Database(client: client, logger: logger)
+    let readModel = ReadModel(database: database)
+    let cache = LatestLocationsCache { try await readModel.pins(.latest) }
+    let notifier = ChangeNotifier(client: client, logger: logger,
+                                  onChange: { cache.invalidate() },
+                                  onConnectionChange: { cache.setCoherent($0) })
+    let appended = registry.makeCounter(descriptor: MetricNameDescriptor(
+        namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
+    let commands = LocationCommands(events: EventStore(database: database), readModel: readModel, didAppend: {
+        cache.invalidate()
+        notifier.announce()
+        appended.increment()
+    })
+
+    let router = Router(context: BasicRequestContext.self)
+    router.middlewares.add(RequestIDMiddleware())
+    router.middlewares.add(MetricsMiddleware())
+    router.middlewares.add(ParseErrorMiddleware())
+    HealthController(database: database, registry: registry).addRoutes(to: router)
+    let locations = router.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: configuration.internalToken))
+    LocationsController(commands: commands, readModel: readModel, cache: cache).addRoutes(to: locations)
+
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
+        services: [client, notifier],
+        logger: logger)
+    app.beforeServerStarts {
+        try await Migrator(client: client, logger: logger).migrate()
+    }
+    return app
+}

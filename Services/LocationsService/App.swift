@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import PostgresNIO
+import Prometheus
+
+@main
+struct LocationsServiceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "locations-service",
+        abstract: "The On The Map event log of student pins, its latest-100 read model, and replay.",
+        discussion: """
+            Configuration comes from the environment: DATABASE_URL (required), INTERNAL_TOKEN (required by \
+            serve: the shared secret the gateway sends), PORT (default \(ServiceConfiguration.defaultPort)) and LOG_LEVEL.
+            """,
+        subcommands: [Serve.self, Migrate.self, Replay.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Reads the environment, or stops with one clear line.
+func loadConfiguration(needsToken: Bool) -> ServiceConfiguration {
+    do {
+        return try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment, needsToken: needsToken)
+    } catch {
+        FileHandle.standardError.write(Data("locations-service: \(error.description)\n".utf8))
+        exit(2)
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the StudentLocation API (migrating the schema first). SIGTERM drains in-flight requests, then exits 0.")
+
+    @Option(help: "Address to listen on. Use 0.0.0.0 inside a container.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on; overrides PORT.")
+    var port: Int?
+
+    func run() async throws {
+        var configuration = loadConfiguration(needsToken: true)
+        configuration.host = host
+        if let port { configuration.port = port }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let app = buildApplication(configuration, registry: registry)
+        try await app.runService()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending schema migrations and exit.")
+
+    func run() async throws {
+        let configuration = loadConfiguration(needsToken: false)
+        let logger = commandLogger(configuration)
+        try await withPostgresClient(configuration, logger: logger) { client in
+            try await Migrator(client: client, logger: logger).migrate()
+        }
+        print("schema locations is up to date (migration \(Migrations.all.last?.version ?? 0))")
+    }
+}
+
+struct Replay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rebuild the read model from the event log while the service keeps serving.",
+        discussion: """
+            Builds a shadow table from the log, catches up with writes that arrived meanwhile, then swaps it in \
+            atomically. With --verify it compares the rebuilt table with the live one instead, prints every \
+            difference, and exits 1 if there is any.
+            """)
+
+    @Flag(help: "Rebuild and compare with the live read model without swapping.")
+    var verify = false
+
+    func run() async throws {
+        let configuration = loadConfiguration(needsToken: false)
+        let logger = commandLogger(configuration)
+        let summary = try await withPostgresClient(configuration, logger: logger) { client in
+            try await Migrator(client: client, logger: logger).migrate()
+            return try await Replayer(client: client, logger: logger).run(verify: verify) { ProgressReporter(total: $0) }
+        }
+        let rate = summary.seconds > 0 ? Int(Double(summary.events) / summary.seconds) : 0
+        print("replay: read \(summary.events) events (+\(summary.caughtUp) caught up) in \(String(format: "%.2f", summary.seconds)) s, \(rate) events/s; \(summary.pins) pins in the read model")
+        if verify {
+            if summary.differenceCount == 0 {
+                print("verify: the rebuilt read model matches the live one")
+            } else {
+                print("verify: \(summary.differenceCount) difference(s) between the live read model and the log:")
+                summary.differences.forEach { print($0) }
+                throw ExitCode(1)
+            }
+        } else {
+            print("replay: swapped the rebuilt read model in")
+        }
+    }
+}
+
+/// Runs `body` with a connected pool, for the one-shot commands.
+func withPostgresClient<T: Sendable>(_ configuration: ServiceConfiguration, logger: Logger,
+                                     _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
+    return try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask {
+            await client.run()
+            return nil
+        }
+        defer { group.cancelAll() }
+        return try await body(client)
+    }
+}
+
+func commandLogger(_ configuration: ServiceConfiguration) -> Logger {
+    var logger = Logger(label: "locations-service")
+    logger.logLevel = configuration.logLevel
+    return logger
+}

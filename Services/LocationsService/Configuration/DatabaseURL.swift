@@ -1,0 +1,36 @@
+import Foundation
+import PostgresNIO
+
+/// `DATABASE_URL`: `postgres://user[:password]@host[:port]/database`, or a unix socket folder given as
+/// `postgres://user@/database?host=/path/to/socket-dir` (libpq's spelling).
+struct DatabaseURL: Sendable, CustomStringConvertible {
+    var configuration: PostgresClient.Configuration
+    private let redacted: String
+
+    init(_ text: String) throws(ConfigurationError) {
+        guard let components = URLComponents(string: text),
+              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+        else { throw ConfigurationError("DATABASE_URL must look like postgres://user:password@host:5432/database, got \"\(text)\"") }
+        let user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+        let password = components.password.flatMap { $0.removingPercentEncoding }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else { throw ConfigurationError("DATABASE_URL names no database (the path after the host)") }
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        if let mode = query["sslmode"], !["disable", "allow", "prefer"].contains(mode) {
+            throw ConfigurationError("DATABASE_URL asks for sslmode=\(mode); only connections without TLS are supported (sslmode=disable)")
+        }
+        if let socketDirectory = query["host"], socketDirectory.hasPrefix("/") {
+            let port = components.port ?? 5432
+            configuration = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        } else {
+            guard let host = components.host, !host.isEmpty else { throw ConfigurationError("DATABASE_URL names no host") }
+            configuration = .init(host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: .disable)
+        }
+        configuration.options.connectTimeout = .seconds(3)
+        var shown = components
+        if shown.password != nil { shown.password = "***" }
+        redacted = shown.string ?? "postgres://…"
+    }
+
+    var description: String { redacted }
+}

@@ -1,0 +1,18 @@
+import OnTheMapShared
+
+/// Everything that can go wrong with a request to this service, by meaning. `ErrorMiddleware` is the one
+/// place that turns these into statuses and Parse-style bodies.
+enum LocationError: Error, Equatable {
+    case notFound
+    case notOwner
+    case invalid(String)
+    case unreadableBody(LocationInput.ReadError)
+    case invalidQuery(String)
+    case bodyTooLarge(limit: Int)
+    case versionMismatch(expected: String, current: Int)
+    case idempotencyKeyReused
+    case missingInternalToken
+    case missingActor
+    case databaseUnavailable
+    case busy
+}

@@ -1,0 +1,69 @@
+import Foundation
+import OnTheMapShared
+
+/// The rules a pin must satisfy before anything is written.
+enum Validation {
+    static let maximumNameLength = 100
+    static let maximumMapStringLength = 200
+    static let maximumURLLength = 2048
+
+    static func mapString(_ text: String) throws(LocationError) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw .invalid("mapString must not be empty.") }
+        guard trimmed.count <= maximumMapStringLength else {
+            throw .invalid("mapString must be at most \(maximumMapStringLength) characters.")
+        }
+        return trimmed
+    }
+
+    static func name(_ text: String, field: String) throws(LocationError) -> String {
+        guard text.count <= maximumNameLength else { throw .invalid("\(field) must be at most \(maximumNameLength) characters.") }
+        return text
+    }
+
+    static func latitude(_ value: Double) throws(LocationError) -> Double {
+        guard value.isFinite, (-90...90).contains(value) else { throw .invalid("latitude must be a number from -90 to 90.") }
+        return value
+    }
+
+    static func longitude(_ value: Double) throws(LocationError) -> Double {
+        guard value.isFinite, (-180...180).contains(value) else { throw .invalid("longitude must be a number from -180 to 180.") }
+        return value
+    }
+
+    /// An absolute http(s) URL. A bare domain (`udacity.com/path`) gets `https://` in front; any other
+    /// scheme (`javascript:`, `data:`, `ftp:`) is refused, so nothing but a web link is ever stored.
+    static func mediaURL(_ text: String) throws(LocationError) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw .invalid("mediaURL must not be empty.") }
+        let candidate = hasScheme(trimmed) ? trimmed : "https://" + trimmed
+        guard candidate.utf8.count <= maximumURLLength else {
+            throw .invalid("mediaURL must be at most \(maximumURLLength) characters.")
+        }
+        guard !candidate.unicodeScalars.contains(where: { CharacterSet.whitespacesAndNewlines.contains($0) || $0.value < 0x20 }),
+              let components = URLComponents(string: candidate),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, isPlausibleHost(host)
+        else { throw .invalid("mediaURL must be a web link such as https://example.com.") }
+        return candidate
+    }
+
+    /// `scheme:` at the start, as RFC 3986 spells it, and not `host:port`.
+    private static func hasScheme(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":") else { return false }
+        let scheme = text[..<colon]
+        guard let first = scheme.unicodeScalars.first, CharacterSet.letters.contains(first),
+              scheme.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "+-.".unicodeScalars.contains($0) })
+        else { return false }
+        // `example.com:8080/path` is a bare host with a port, not a scheme named `example.com`.
+        let rest = text[text.index(after: colon)...]
+        let port = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return !(scheme.contains(".") && !port.isEmpty && port.allSatisfy(\.isNumber))
+    }
+
+    private static func isPlausibleHost(_ host: String) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        if host == "localhost" || host.hasPrefix("[") { return true }
+        return host.contains(".") && !host.hasPrefix(".") && !host.hasSuffix(".")
+    }
+}

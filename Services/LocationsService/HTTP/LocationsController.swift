@@ -1,0 +1,99 @@
+import Crypto
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import OnTheMapShared
+
+/// The StudentLocation routes, in the contract's shapes. Requests reach here only with the internal token.
+struct LocationsController<Context: RequestContext>: Sendable {
+    let commands: LocationCommands
+    let readModel: ReadModel
+    let cache: LatestLocationsCache
+
+    static var maximumBodySize: Int { 16 * 1024 }
+    static var maximumIdempotencyKeyLength: Int { 255 }
+
+    func addRoutes(to group: RouterGroup<Context>) {
+        group.get(use: list)
+        group.post(use: create)
+        group.get(":objectId", use: show)
+        group.put(":objectId", use: update)
+        group.delete(":objectId", use: delete)
+    }
+
+    @Sendable func list(_ request: Request, context: Context) async throws -> Response {
+        let query = try ListQueryParser.parse(request.uri.queryParameters)
+        guard query == .latest else {
+            return .json(StudentLocationList(results: try await readModel.pins(query)).jsonBytes)
+        }
+        let snapshot = try await cache.current()
+        if let tags = request.headers[.ifNoneMatch], tags.split(separator: ",").contains(where: {
+            $0.trimmingCharacters(in: .whitespaces) == snapshot.etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+        }) {
+            return Response(status: .notModified, headers: [.eTag: snapshot.etag])
+        }
+        return .json(snapshot.body, headers: [.eTag: snapshot.etag])
+    }
+
+    @Sendable func show(_ request: Request, context: Context) async throws -> Response {
+        let objectId = ObjectID(try context.parameters.require("objectId"))
+        guard objectId.isWellFormed, let pin = try await readModel.pin(objectId) else { throw LocationError.notFound }
+        return .json(pin.location.jsonBytes, headers: [.eTag: ETagCondition.tag(for: pin.version)])
+    }
+
+    @Sendable func create(_ request: Request, context: Context) async throws -> Response {
+        let body = try await Self.body(of: request)
+        let input = try Self.decode(body)
+        var writeContext = try Self.writeContext(request, context: context)
+        if let key = request.headers[HTTPField.Name(InternalHeaders.idempotencyKey)!] {
+            guard !key.isEmpty, key.utf8.count <= Self.maximumIdempotencyKeyLength else {
+                throw LocationError.invalid("Idempotency-Key must be 1 to \(Self.maximumIdempotencyKeyLength) characters.")
+            }
+            writeContext.idempotencyKey = key
+            writeContext.requestHash = SHA256.hash(data: body.readableBytesView).hexString
+        }
+        let answer = try await commands.post(input, context: writeContext)
+        return .json(answer.jsonBytes)
+    }
+
+    @Sendable func update(_ request: Request, context: Context) async throws -> Response {
+        let objectId = ObjectID(try context.parameters.require("objectId"))
+        let input = try Self.decode(try await Self.body(of: request))
+        let answer = try await commands.update(objectId, with: input, ifMatch: ETagCondition(request.headers[.ifMatch]),
+                                               context: try Self.writeContext(request, context: context))
+        return .json(answer.jsonBytes)
+    }
+
+    @Sendable func delete(_ request: Request, context: Context) async throws -> Response {
+        let objectId = ObjectID(try context.parameters.require("objectId"))
+        try await commands.delete(objectId, ifMatch: ETagCondition(request.headers[.ifMatch]),
+                                  context: try Self.writeContext(request, context: context))
+        return .json(Array("{}".utf8))
+    }
+
+    private static func body(of request: Request) async throws -> ByteBuffer {
+        do {
+            return try await request.body.collect(upTo: maximumBodySize)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw LocationError.bodyTooLarge(limit: maximumBodySize)
+        }
+    }
+
+    private static func decode(_ body: ByteBuffer) throws(LocationError) -> LocationInput {
+        do {
+            return try LocationInput.decode(body.readableBytesView)
+        } catch {
+            throw .unreadableBody(error)
+        }
+    }
+
+    private static func writeContext(_ request: Request, context: Context) throws(LocationError) -> LocationCommands.Context {
+        guard let header = request.headers[HTTPField.Name(InternalHeaders.actor)!], let actor = Actor(headerValue: header) else {
+            throw .missingActor
+        }
+        return LocationCommands.Context(
+            actor: actor,
+            requestId: request.headers[HTTPField.Name(InternalHeaders.requestID)!],
+            userAgent: request.headers[.userAgent])
+    }
+}

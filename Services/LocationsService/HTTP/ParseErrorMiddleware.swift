@@ -1,0 +1,76 @@
+import Hummingbird
+import Logging
+import OnTheMapShared
+import PostgresNIO
+
+/// The one place where failures become HTTP answers: a status and a Parse-style `{code, error}` body,
+/// whatever the failure (a rule, a missing route, a database outage).
+struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as LocationError {
+            return Self.response(for: error)
+        } catch let error as HTTPError {
+            switch error.status {
+            case .contentTooLarge: return Self.response(for: .bodyTooLarge(limit: LocationsController<Context>.maximumBodySize))
+            case .notFound: return Self.response(status: .notFound, ParseError(.objectNotFound, "No route for \(request.method) \(request.uri.path)."))
+            case .methodNotAllowed:
+                return Self.response(status: .methodNotAllowed, ParseError(.operationForbidden, "\(request.method) is not allowed on \(request.uri.path)."))
+            default: return Self.response(status: error.status, ParseError(.internalServerError, error.body ?? error.status.reasonPhrase))
+            }
+        } catch is DeadlineExceeded {
+            context.logger.warning("request timed out waiting for the database")
+            return Self.response(for: .databaseUnavailable)
+        } catch let error as PSQLError where Self.isOutage(error) {
+            context.logger.warning("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
+            return Self.response(for: .databaseUnavailable)
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            return Self.response(status: .internalServerError, ParseError(.internalServerError, "Internal server error."))
+        }
+    }
+
+    /// A failure to reach the server, rather than an error the server reported about the statement.
+    static func isOutage(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return true }
+        // 08: connection exceptions; 57P01-57P03: the server is shutting down or starting up.
+        return state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state)
+    }
+
+    static func response(for error: LocationError) -> Response {
+        switch error {
+        case .notFound:
+            response(status: .notFound, ParseError(.objectNotFound, "Object not found."))
+        case .notOwner:
+            response(status: .forbidden, ParseError(.operationForbidden, "Only the pin's owner may change or delete it."))
+        case .invalid(let message):
+            response(status: .badRequest, ParseError(.validationFailed, message))
+        case .unreadableBody(let reason):
+            response(status: .badRequest, reason.parseError)
+        case .invalidQuery(let message):
+            response(status: .badRequest, ParseError(.invalidQuery, message))
+        case .bodyTooLarge(let limit):
+            response(status: .contentTooLarge, ParseError(.validationFailed, "The request body is larger than \(limit / 1024) KiB."))
+        case .versionMismatch(let expected, let current):
+            response(status: .preconditionFailed, ParseError(
+                .validationFailed, "The pin has changed: If-Match \(expected) does not match its current version \"\(current)\"."))
+        case .idempotencyKeyReused:
+            response(status: .unprocessableContent, ParseError(
+                .validationFailed, "This Idempotency-Key was already used for a different request."))
+        case .missingInternalToken:
+            response(status: .unauthorized, ParseError(.invalidSessionToken, "This service only answers requests that carry the internal token."))
+        case .missingActor:
+            response(status: .unauthorized, ParseError(.invalidSessionToken, "Writes need the acting account in a valid X-Actor header."))
+        case .databaseUnavailable:
+            response(status: .serviceUnavailable, ParseError(.connectionFailed, "The database is unavailable; try again shortly."),
+                     headers: [.retryAfter: "1"])
+        case .busy:
+            response(status: .conflict, ParseError(.internalServerError, "The pin is being changed by other requests; try again."))
+        }
+    }
+
+    static func response(status: HTTPResponse.Status, _ error: ParseError, headers: HTTPFields = [:]) -> Response {
+        .json(error.jsonBytes, status: status, headers: headers)
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import Logging
+import OnTheMapShared
+import PostgresNIO
+
+/// Rebuilds the read model from the event log while the service keeps serving.
+///
+/// 1. Read the log up to the visibility horizon and fold it in memory: the latest state of every pin.
+/// 2. Load that into a shadow table with `COPY`, then index it.
+/// 3. Catch up with events that arrived meanwhile, applying them to the shadow table.
+/// 4. Briefly lock out appends, apply the last few events, and swap the shadow table in (or, when
+///    verifying, compare it with the live table and throw it away).
+struct Replayer: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    struct Summary: Sendable {
+        var events = 0
+        var pins = 0
+        var caughtUp = 0
+        var differences: [String] = []
+        var differenceCount = 0
+        var seconds = 0.0
+    }
+
+    func run(verify: Bool, progress makeProgress: (Int) -> ProgressReporter) async throws -> Summary {
+        let table = verify ? "pins_verify" : "pins_rebuild"
+        let started = ContinuousClock.now
+        return try await client.withConnection { connection in
+            var summary = Summary()
+            let total = try await count("SELECT count(*) FROM locations.events", on: connection)
+            let progress = makeProgress(total)
+
+            try await connection.query("DROP TABLE IF EXISTS locations.\(unescaped: table)", logger: logger)
+            try await connection.query("""
+                CREATE TABLE locations.\(unescaped: table) (LIKE locations.pins INCLUDING DEFAULTS)
+                """, logger: logger)
+
+            // 1. Fold the log in commit order.
+            var pins: [String: (location: StudentLocation, version: Int)] = [:]
+            var cursor = LogPosition.start
+            let rows = try await connection.query("""
+                SELECT \(unescaped: RecordedEvent.columns)
+                FROM locations.events
+                WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY transaction_id, position
+                """, logger: logger)
+            for try await row in rows {
+                let event = try RecordedEvent(row)
+                switch event.change {
+                case .upserted(let location): pins[location.objectId.rawValue] = (location, event.streamVersion)
+                case .deleted(let deletion): pins[deletion.objectId.rawValue] = nil
+                }
+                cursor = event.position
+                summary.events += 1
+                if summary.events % 4096 == 0 { progress.advance(to: summary.events) }
+            }
+            progress.finish(summary.events)
+
+            // 2. Load and index the shadow table.
+            try await connection.query("SET search_path TO locations", logger: logger)
+            try await connection.copyFrom(table: table, columns: Self.copyColumns, logger: logger) { writer in
+                var buffer = ByteBuffer()
+                for (location, version) in pins.values {
+                    Self.appendCopyLine(location, version: version, to: &buffer)
+                    if buffer.readableBytes > 1 << 20 {
+                        try await writer.write(buffer)
+                        buffer.clear()
+                    }
+                }
+                if buffer.readableBytes > 0 { try await writer.write(buffer) }
+            }
+            try await connection.query("RESET search_path", logger: logger)
+            try await connection.query("""
+                ALTER TABLE locations.\(unescaped: table) ADD CONSTRAINT \(unescaped: table)_pkey PRIMARY KEY (object_id)
+                """, logger: logger)
+            try await connection.query("""
+                CREATE INDEX \(unescaped: table)_newest_first ON locations.\(unescaped: table) (updated_at DESC, object_id DESC)
+                """, logger: logger)
+            try await connection.query("""
+                CREATE INDEX \(unescaped: table)_by_owner ON locations.\(unescaped: table) (unique_key, updated_at DESC)
+                """, logger: logger)
+
+            // 3. Catch up with what was appended while we read and loaded.
+            while true {
+                let events = try await eventsAfter(cursor, belowHorizon: true, on: connection)
+                try await apply(events, to: table, on: connection)
+                summary.caughtUp += events.count
+                cursor = events.last?.position ?? cursor
+                if events.count < 500 { break }
+            }
+
+            // 4. The last few, with appends held back, then swap or compare.
+            try await connection.withTransaction(logger: logger) { connection in
+                // SHARE mode waits for every append in flight and blocks new ones until we commit.
+                try await connection.query("LOCK TABLE locations.events IN SHARE MODE", logger: logger)
+                let events = try await eventsAfter(cursor, belowHorizon: false, on: connection)
+                try await apply(events, to: table, on: connection)
+                summary.caughtUp += events.count
+                cursor = events.last?.position ?? cursor
+                if verify {
+                    (summary.differenceCount, summary.differences) = try await differences(on: connection)
+                } else {
+                    try await swap(on: connection, checkpoint: cursor)
+                }
+            }
+            if verify {
+                try await connection.query("DROP TABLE IF EXISTS locations.\(unescaped: table)", logger: logger)
+            }
+            summary.pins = try await count("SELECT count(*) FROM locations.pins", on: connection)
+            let elapsed = ContinuousClock.now - started
+            summary.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return summary
+        }
+    }
+
+    private func count(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.query(query, logger: logger)
+        return try await rows.collect().first?.decode(Int.self) ?? 0
+    }
+
+    private func eventsAfter(_ cursor: LogPosition, belowHorizon: Bool, on connection: PostgresConnection) async throws -> [RecordedEvent] {
+        let horizon = belowHorizon ? "AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())" : ""
+        let rows = try await connection.query("""
+            SELECT \(unescaped: RecordedEvent.columns)
+            FROM locations.events
+            WHERE (transaction_id, position) > (\(String(cursor.transactionId))::xid8, \(cursor.position))
+              \(unescaped: horizon)
+            ORDER BY transaction_id, position
+            LIMIT 10000
+            """, logger: logger)
+        var events: [RecordedEvent] = []
+        for try await row in rows { events.append(try RecordedEvent(row)) }
+        if events.count == 10000 {
+            return events + (try await eventsAfter(events.last!.position, belowHorizon: belowHorizon, on: connection))
+        }
+        return events
+    }
+
+    private func apply(_ events: [RecordedEvent], to table: String, on connection: PostgresConnection) async throws {
+        for event in events {
+            switch event.change {
+            case .upserted(let p):
+                try await connection.query("""
+                    INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.copyColumns.joined(separator: ", ")))
+                    VALUES (\(p.objectId.rawValue), \(p.uniqueKey), \(p.firstName), \(p.lastName), \(p.mapString),
+                            \(p.mediaURL), \(p.latitude), \(p.longitude), \(p.createdAt.date), \(p.updatedAt.date), \(event.streamVersion))
+                    ON CONFLICT (object_id) DO UPDATE SET
+                        unique_key = EXCLUDED.unique_key, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
+                        map_string = EXCLUDED.map_string, media_url = EXCLUDED.media_url, latitude = EXCLUDED.latitude,
+                        longitude = EXCLUDED.longitude, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,
+                        version = EXCLUDED.version
+                    """, logger: logger)
+            case .deleted(let deletion):
+                try await connection.query("""
+                    DELETE FROM locations.\(unescaped: table) WHERE object_id = \(deletion.objectId.rawValue)
+                    """, logger: logger)
+            }
+        }
+    }
+
+    private func swap(on connection: PostgresConnection, checkpoint: LogPosition) async throws {
+        for statement in [
+            "ALTER TABLE locations.pins RENAME TO pins_retired",
+            "ALTER TABLE locations.pins_rebuild RENAME TO pins",
+            "DROP TABLE locations.pins_retired",
+            "ALTER TABLE locations.pins RENAME CONSTRAINT pins_rebuild_pkey TO pins_pkey",
+            "ALTER INDEX locations.pins_rebuild_newest_first RENAME TO pins_newest_first",
+            "ALTER INDEX locations.pins_rebuild_by_owner RENAME TO pins_by_owner",
+        ] {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.query("""
+            INSERT INTO locations.projection_checkpoints (projection, transaction_id, position)
+            VALUES ('pins', \(String(checkpoint.transactionId))::xid8, \(checkpoint.position))
+            ON CONFLICT (projection) DO UPDATE
+            SET transaction_id = EXCLUDED.transaction_id, position = EXCLUDED.position, recorded_at = now()
+            """, logger: logger)
+        // Every replica's cached list may predate the swap.
+        try await connection.query("SELECT pg_notify(\(ChangeNotifier.channel), '')", logger: logger)
+    }
+
+    private func differences(on connection: PostgresConnection) async throws -> (Int, [String]) {
+        let differing = """
+            FROM locations.pins l FULL OUTER JOIN locations.pins_verify r ON l.object_id = r.object_id
+            WHERE l.object_id IS NULL OR r.object_id IS NULL
+               OR (l.unique_key, l.first_name, l.last_name, l.map_string, l.media_url, l.latitude, l.longitude,
+                   l.created_at, l.updated_at, l.version)
+                  IS DISTINCT FROM
+                  (r.unique_key, r.first_name, r.last_name, r.map_string, r.media_url, r.latitude, r.longitude,
+                   r.created_at, r.updated_at, r.version)
+            """
+        let count = try await count("SELECT count(*) \(unescaped: differing)", on: connection)
+        let rows = try await connection.query("""
+            SELECT coalesce(l.object_id, r.object_id),
+                   CASE WHEN l.object_id IS NULL THEN 'missing from the live read model'
+                        WHEN r.object_id IS NULL THEN 'in the live read model but not in the log'
+                        ELSE 'differs' END,
+                   coalesce(row_to_json(l)::text, '-'), coalesce(row_to_json(r)::text, '-')
+            \(unescaped: differing)
+            ORDER BY 1 LIMIT 50
+            """, logger: logger)
+        var lines: [String] = []
+        for try await (objectId, kind, live, rebuilt) in rows.decode((String, String, String, String).self) {
+            lines.append("\(objectId): \(kind)\n  live:    \(live)\n  rebuilt: \(rebuilt)")
+        }
+        return (count, lines)
+    }
+
+    static let copyColumns = ["object_id", "unique_key", "first_name", "last_name", "map_string", "media_url",
+                              "latitude", "longitude", "created_at", "updated_at", "version"]
+
+    /// One row in COPY's text format: tab-separated, with `\`, tab, newline and carriage return escaped.
+    static func appendCopyLine(_ location: StudentLocation, version: Int, to buffer: inout ByteBuffer) {
+        func text(_ value: String) {
+            for byte in value.utf8 {
+                switch byte {
+                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+                case 0x09: buffer.writeStaticString("\\t")
+                case 0x0A: buffer.writeStaticString("\\n")
+                case 0x0D: buffer.writeStaticString("\\r")
+                default: buffer.writeInteger(byte)
+                }
+            }
+            buffer.writeInteger(UInt8(0x09))
+        }
+        text(location.objectId.rawValue)
+        text(location.uniqueKey)
+        text(location.firstName)
+        text(location.lastName)
+        text(location.mapString)
+        text(location.mediaURL)
+        text("\(location.latitude)")
+        text("\(location.longitude)")
+        text(location.createdAt.iso8601)
+        text(location.updatedAt.iso8601)
+        buffer.writeString(String(version))
+        buffer.writeInteger(UInt8(0x0A))
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import OnTheMapShared
+import PostgresNIO
+
+/// The append-only event log of `locations.events`, with the read model written in the same statement.
+///
+/// Each append is one SQL statement (data-modifying CTEs): the event insert and the read-model change
+/// commit together or not at all, in one round trip. Unique constraints, not `ON CONFLICT DO NOTHING`,
+/// decide races: a lost append is an error the caller sees.
+struct EventStore: Sendable {
+    let database: Database
+
+    enum AppendError: Error, Equatable {
+        /// Another append took this stream version first (optimistic concurrency).
+        case versionConflict
+        /// This actor already used this idempotency key.
+        case duplicateIdempotencyKey
+    }
+
+    /// A pin's first event, `LocationPosted`, and its row in the read model.
+    @discardableResult
+    func appendPosted(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
+        let stream = StreamName(location.objectId).rawValue
+        let data = String(decoding: location.jsonBytes, as: UTF8.self)
+        return try await append(PostgresQuery("""
+            WITH appended AS (
+                INSERT INTO locations.events
+                    (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                VALUES (\(stream), 1, \(LocationEventType.posted.rawValue), \(LocationEventType.schemaVersion),
+                        \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), \(metadata.idempotencyKey))
+                RETURNING transaction_id, position
+            ), projected AS (
+                INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
+                                            latitude, longitude, created_at, updated_at, version)
+                VALUES (\(location.objectId.rawValue), \(location.uniqueKey), \(location.firstName), \(location.lastName),
+                        \(location.mapString), \(location.mediaURL), \(location.latitude), \(location.longitude),
+                        \(location.createdAt.date), \(location.updatedAt.date), 1)
+            )
+            SELECT transaction_id::text::bigint, position FROM appended
+            """))
+    }
+
+    /// `LocationUpdated` at `expectedVersion + 1`; fails with `.versionConflict` if someone else got there first.
+    @discardableResult
+    func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        let stream = StreamName(location.objectId).rawValue
+        let data = String(decoding: location.jsonBytes, as: UTF8.self)
+        let version = expectedVersion + 1
+        return try await append(PostgresQuery("""
+            WITH appended AS (
+                INSERT INTO locations.events
+                    (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                VALUES (\(stream), \(version), \(LocationEventType.updated.rawValue), \(LocationEventType.schemaVersion),
+                        \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
+                RETURNING transaction_id, position
+            ), projected AS (
+                UPDATE locations.pins
+                SET unique_key = \(location.uniqueKey), first_name = \(location.firstName), last_name = \(location.lastName),
+                    map_string = \(location.mapString), media_url = \(location.mediaURL),
+                    latitude = \(location.latitude), longitude = \(location.longitude),
+                    updated_at = \(location.updatedAt.date), version = \(version)
+                WHERE object_id = \(location.objectId.rawValue)
+            )
+            SELECT transaction_id::text::bigint, position FROM appended
+            """))
+    }
+
+    /// `LocationDeleted` at `expectedVersion + 1`; the pin leaves the read model, its history stays.
+    @discardableResult
+    func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        let stream = StreamName(deletion.objectId).rawValue
+        let data = try String(decoding: JSONEncoder().encode(deletion), as: UTF8.self)
+        let version = expectedVersion + 1
+        return try await append(PostgresQuery("""
+            WITH appended AS (
+                INSERT INTO locations.events
+                    (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                VALUES (\(stream), \(version), \(LocationEventType.deleted.rawValue), \(LocationEventType.schemaVersion),
+                        \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
+                RETURNING transaction_id, position
+            ), projected AS (
+                DELETE FROM locations.pins WHERE object_id = \(deletion.objectId.rawValue)
+            )
+            SELECT transaction_id::text::bigint, position FROM appended
+            """))
+    }
+
+    private func append(_ query: PostgresQuery) async throws -> LogPosition {
+        do {
+            guard let row = try await database.query(query).first else { throw PostgresAppendMissing() }
+            let (transaction, position) = try row.decode((Int64, Int64).self)
+            return LogPosition(transactionId: transaction, position: position)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            switch error.serverInfo?[.constraintName] {
+            case "events_idempotency_unique": throw AppendError.duplicateIdempotencyKey
+            default: throw AppendError.versionConflict
+            }
+        }
+    }
+
+    /// The pin a `LocationPosted` with this actor's idempotency key created, and the hash of its request.
+    func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)? {
+        let rows = try await database.query("""
+            SELECT data::text, metadata->>'requestHash' FROM locations.events
+            WHERE actor_key = \(actorKey) AND idempotency_key = \(idempotencyKey)
+            """)
+        guard let row = rows.first else { return nil }
+        let (data, hash) = try row.decode((String, String?).self)
+        return (try JSONDecoder().decode(StudentLocation.self, from: Data(data.utf8)), hash)
+    }
+
+    /// Events after `position` in commit order, never past the oldest transaction still running: an event
+    /// below that horizon can no longer be joined by an earlier one that commits late.
+    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
+        let rows = try await database.query("""
+            SELECT \(unescaped: RecordedEvent.columns)
+            FROM locations.events
+            WHERE (transaction_id, position) > (\(String(position.transactionId))::xid8, \(position.position))
+              AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY transaction_id, position
+            LIMIT \(limit)
+            """)
+        return try rows.map(RecordedEvent.init)
+    }
+
+    /// The newest position a follower may read up to right now.
+    func head() async throws -> LogPosition {
+        let rows = try await database.query("""
+            SELECT coalesce(max(transaction_id::text::bigint), 0), coalesce(max(position), 0)
+            FROM locations.events
+            WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+            """)
+        guard let row = rows.first else { return .start }
+        let (transaction, position) = try row.decode((Int64, Int64).self)
+        return LogPosition(transactionId: transaction, position: position)
+    }
+}
+
+struct PostgresAppendMissing: Error {}
+
+/// One event as a follower of the log reads it, its payload already unpacked by SQL.
+struct RecordedEvent: Sendable, Hashable {
+    var position: LogPosition
+    var streamVersion: Int
+    var change: LocationChange
+    var recordedAt: Timestamp
+
+    static let columns = """
+        transaction_id::text::bigint, position, stream_version, event_type, recorded_at,
+        data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
+        data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
+        data->>'createdAt', coalesce(data->>'updatedAt', data->>'deletedAt')
+        """
+
+    init(_ row: PostgresRow) throws {
+        let (transaction, position, version, type, recordedAt, objectId, uniqueKey, firstName, lastName, mapString,
+             mediaURL, latitude, longitude, createdAt, changedAt) = try row.decode(
+                (Int64, Int64, Int, String, Date, String, String, String?, String?, String?,
+                 String?, Double?, Double?, String?, String?).self)
+        self.position = LogPosition(transactionId: transaction, position: position)
+        self.streamVersion = version
+        self.recordedAt = Timestamp(recordedAt)
+        let changed = changedAt.flatMap(Timestamp.init(iso8601:)) ?? Timestamp(recordedAt)
+        switch LocationEventType(rawValue: type) {
+        case .deleted:
+            change = .deleted(LocationDeleted(objectId: ObjectID(objectId), uniqueKey: uniqueKey, deletedAt: changed))
+        case .posted, .updated:
+            change = .upserted(StudentLocation(
+                objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName ?? "", lastName: lastName ?? "",
+                mapString: mapString ?? "", mediaURL: mediaURL ?? "", latitude: latitude ?? 0, longitude: longitude ?? 0,
+                createdAt: createdAt.flatMap(Timestamp.init(iso8601:)) ?? changed, updatedAt: changed))
+        case nil:
+            throw UnknownEventType(type: type)
+        }
+    }
+}
+
+struct UnknownEventType: Error, CustomStringConvertible {
+    let type: String
+    var description: String { "the event log holds an event of unknown type \(type)" }
+}

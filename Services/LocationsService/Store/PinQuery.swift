@@ -1,0 +1,45 @@
+/// A typed request for pins from the read model: which ones, in what order, which page.
+/// Built from untrusted query strings by `ListQueryParser`; only its known keys ever reach SQL.
+struct PinQuery: Hashable, Sendable {
+    enum Key: String, Sendable, CaseIterable {
+        case objectId, uniqueKey, firstName, lastName, mapString, mediaURL, latitude, longitude, createdAt, updatedAt
+
+        var column: String {
+            switch self {
+            case .objectId: "object_id"
+            case .uniqueKey: "unique_key"
+            case .firstName: "first_name"
+            case .lastName: "last_name"
+            case .mapString: "map_string"
+            case .mediaURL: "media_url"
+            case .latitude: "latitude"
+            case .longitude: "longitude"
+            case .createdAt: "created_at"
+            case .updatedAt: "updated_at"
+            }
+        }
+
+        /// Keys a `where` filter may test for equality (the text fields).
+        var isFilterable: Bool {
+            switch self {
+            case .objectId, .uniqueKey, .firstName, .lastName, .mapString, .mediaURL: true
+            case .latitude, .longitude, .createdAt, .updatedAt: false
+            }
+        }
+    }
+
+    struct Sort: Hashable, Sendable {
+        var key: Key
+        var descending: Bool
+    }
+
+    var filters: [Key: String] = [:]
+    var order: [Sort] = [Sort(key: .updatedAt, descending: true)]
+    var limit: Int = 100
+    var skip: Int = 0
+
+    /// The most common read of all: the newest 100 pins. Served from memory.
+    static let latest = PinQuery()
+
+    static let maximumLimit = 1000
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import OnTheMapShared
+import PostgresNIO
+
+/// Reads the current pins from `locations.pins`, the projection `EventStore` keeps up to date.
+struct ReadModel: Sendable {
+    let database: Database
+
+    static let columns = """
+        object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude, created_at, updated_at, version
+        """
+
+    struct Pin: Sendable, Hashable {
+        var location: StudentLocation
+        /// The stream version of the last event applied: the pin's ETag and its `If-Match` value.
+        var version: Int
+    }
+
+    func pin(_ objectId: ObjectID) async throws -> Pin? {
+        let rows = try await database.query("""
+            SELECT \(unescaped: Self.columns) FROM locations.pins WHERE object_id = \(objectId.rawValue)
+            """)
+        return try rows.first.map(Self.pin(from:))
+    }
+
+    func pins(_ query: PinQuery) async throws -> [StudentLocation] {
+        var sql = "SELECT \(Self.columns) FROM locations.pins"
+        var bindings = PostgresBindings()
+        if !query.filters.isEmpty {
+            // Sorted so equal queries make equal SQL text.
+            let clauses = query.filters.sorted { $0.key.rawValue < $1.key.rawValue }.map { key, value in
+                bindings.append(value)
+                return "\(key.column) = $\(bindings.count)"
+            }
+            sql += " WHERE " + clauses.joined(separator: " AND ")
+        }
+        var order = query.order.map { "\($0.key.column) \($0.descending ? "DESC" : "ASC")" }
+        if !query.order.contains(where: { $0.key == .objectId }) {
+            // A total order, so pages never repeat or skip a pin.
+            order.append("object_id \(query.order.first?.descending == false ? "ASC" : "DESC")")
+        }
+        sql += " ORDER BY " + order.joined(separator: ", ")
+        bindings.append(query.limit)
+        sql += " LIMIT $\(bindings.count)"
+        bindings.append(query.skip)
+        sql += " OFFSET $\(bindings.count)"
+        let rows = try await database.query(PostgresQuery(unsafeSQL: sql, binds: bindings))
+        return try rows.map { try Self.pin(from: $0).location }
+    }
+
+    static func pin(from row: PostgresRow) throws -> Pin {
+        let (objectId, uniqueKey, firstName, lastName, mapString, mediaURL, latitude, longitude, createdAt, updatedAt, version) =
+            try row.decode((String, String, String, String, String, String, Double, Double, Date, Date, Int).self)
+        return Pin(location: StudentLocation(
+            objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName, lastName: lastName,
+            mapString: mapString, mediaURL: mediaURL, latitude: latitude, longitude: longitude,
+            createdAt: Timestamp(createdAt), updatedAt: Timestamp(updatedAt)), version: version)
+    }
+}

@@ -1,0 +1,32 @@
+/// The Parse-style error body every location route answers with: `{"code":101,"error":"Object not found."}`.
+public struct ParseError: Error, Hashable, Sendable, Codable {
+    /// Parse's own numbering, which old clients may switch on.
+    public enum Code: Int, Sendable, Codable {
+        case internalServerError = 1
+        case connectionFailed = 100
+        case objectNotFound = 101
+        case invalidQuery = 102
+        case invalidJSON = 107
+        case incorrectType = 111
+        case operationForbidden = 119
+        case validationFailed = 142
+        case invalidSessionToken = 209
+    }
+
+    public var code: Code
+    public var error: String
+
+    public init(_ code: Code, _ error: String) {
+        self.code = code
+        self.error = error
+    }
+
+    public var jsonBytes: [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("code", code.rawValue)
+        json.field("error", error)
+        json.endObject()
+        return json.bytes
+    }
+}

@@ -1,0 +1,55 @@
+# Sourced by the other scripts: installs PostgreSQL if it is missing and runs a private cluster.
+# The server refuses to run as root, so as root the cluster belongs to the `postgres` system user.
+
+ensure_postgres_installed() {
+    if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        echo "installing PostgreSQL..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+    fi
+    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+    export PG_BIN
+}
+
+# as_db_owner CMD...: runs CMD as the unprivileged owner of the cluster.
+as_db_owner() {
+    if [ "$(id -u)" = 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+# start_private_postgres DATA_DIR PORT [extra postgres -c settings...]
+# Creates the cluster on first use (superuser `onthemap`, trust on loopback only) and starts it on
+# 127.0.0.1:PORT with its socket inside DATA_DIR.
+start_private_postgres() {
+    local data_dir=$1 port=$2
+    shift 2
+    ensure_postgres_installed
+    mkdir -p "$data_dir"
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+        chown postgres "$data_dir"
+        chmod 700 "$data_dir"
+    fi
+    if [ ! -f "$data_dir/PG_VERSION" ]; then
+        as_db_owner "$PG_BIN/initdb" -D "$data_dir" -U onthemap --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$data_dir.initdb.log" 2>&1 \
+            || { cat "$data_dir.initdb.log"; return 1; }
+    fi
+    local options="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$data_dir -c max_connections=300"
+    for setting in "$@"; do options="$options -c $setting"; done
+    as_db_owner "$PG_BIN/pg_ctl" -D "$data_dir" -o "$options" -l "$data_dir/server.log" -w -t 60 start >/dev/null \
+        || { tail -n 20 "$data_dir/server.log"; return 1; }
+}
+
+stop_private_postgres() {
+    local data_dir=$1
+    [ -f "$data_dir/postmaster.pid" ] && as_db_owner "$PG_BIN/pg_ctl" -D "$data_dir" -m fast -w stop >/dev/null 2>&1
+    return 0
+}
+
+# free_port: a TCP port nobody listens on right now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
