@@ -101,7 +101,11 @@ struct Replay: AsyncParsableCommand {
 /// Runs `body` with a connected pool, for the one-shot commands.
 func withPostgresClient<T: Sendable>(_ configuration: ServiceConfiguration, logger: Logger,
                                      _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
-    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
+    // The body may ask for a connection before run() is under way; the pool waits for it, so the
+    // pool's warning about that is noise here. Failures still reach the body as thrown errors.
+    var poolLogger = logger
+    poolLogger.logLevel = max(logger.logLevel, .error)
+    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: poolLogger)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
             await client.run()

@@ -74,6 +74,8 @@ struct LocationsController<Context: RequestContext>: Sendable {
     private static func body(of request: Request) async throws -> ByteBuffer {
         do {
             return try await request.body.collect(upTo: maximumBodySize)
+        } catch is NIOTooManyBytesError {
+            throw LocationError.bodyTooLarge(limit: maximumBodySize)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw LocationError.bodyTooLarge(limit: maximumBodySize)
         }

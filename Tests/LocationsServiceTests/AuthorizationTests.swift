@@ -1,0 +1,58 @@
+import HTTPTypes
+import HummingbirdTesting
+import OnTheMapShared
+import Testing
+@testable import LocationsService
+
+/// Only the gateway may call the service, writes name their actor, and only owners change pins.
+@Suite struct AuthorizationTests {
+    @Test func everyRouteNeedsTheInternalToken() async throws {
+        try await withLiveService { client, _ in
+            for (method, path) in [(HTTPRequest.Method.get, "/v1/StudentLocation"), (.get, "/v1/StudentLocation/abc"),
+                                   (.post, "/v1/StudentLocation"), (.put, "/v1/StudentLocation/abc"), (.delete, "/v1/StudentLocation/abc")] {
+                let reply = try await client.send(method, path, as: TestActors.jarrod, body: "{}", token: false)
+                #expect(reply.status == .unauthorized, "\(method) \(path)")
+                #expect(reply.json["code"] as? Int == 209)
+            }
+            let wrong = try await client.send(.get, "/v1/StudentLocation",
+                                              headers: [HTTPField(name: .authorization, value: "Bearer not-the-token")], token: false)
+            #expect(wrong.status == .unauthorized)
+        }
+    }
+
+    @Test func writesWithoutAValidActorAre401AndWriteNothing() async throws {
+        try await withLiveService { client, database in
+            let body = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.5,"longitude":13.4}"#
+            let missing = try await client.send(.post, "/v1/StudentLocation", body: body)
+            #expect(missing.status == .unauthorized)
+            let garbled = try await client.send(.post, "/v1/StudentLocation", body: body,
+                                                headers: [HTTPField(name: HTTPField.Name(InternalHeaders.actor)!, value: "%%%")])
+            #expect(garbled.status == .unauthorized)
+            #expect(try await eventCount(database) == 0)
+        }
+    }
+
+    @Test func onlyTheOwnerMayUpdateOrDelete() async throws {
+        try await withLiveService { client, _ in
+            let id = try await client.post(as: TestActors.jarrod)
+            let update = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.amara, body: #"{"mapString":"Lagos"}"#)
+            #expect(update.status == .forbidden)
+            #expect(update.json["code"] as? Int == 119)
+            let delete = try await client.send(.delete, "/v1/StudentLocation/\(id)", as: TestActors.amara)
+            #expect(delete.status == .forbidden)
+            #expect(delete.json["code"] as? Int == 119)
+            let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
+            #expect(pin.json["mapString"] as? String == "Mountain View, CA")
+        }
+    }
+
+    @Test func nonASCIINamesSurviveTheActorHeader() async throws {
+        try await withLiveService { client, _ in
+            let id = try await client.post(as: TestActors.joao, mapString: "São Paulo, Brazil", latitude: -23.55, longitude: -46.63)
+            let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
+            #expect(pin.json["firstName"] as? String == "João")
+            #expect(pin.json["lastName"] as? String == "Araújo")
+            #expect(pin.json["mapString"] as? String == "São Paulo, Brazil")
+        }
+    }
+}

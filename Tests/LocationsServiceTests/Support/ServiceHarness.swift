@@ -1,0 +1,60 @@
+import HTTPTypes
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import OnTheMapShared
+@testable import LocationsService
+
+/// Runs the real application on a real socket against a fresh database.
+func withLiveService(_ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void) async throws {
+    let database = try await TestDatabase.create()
+    let app = buildApplication(try database.configuration(), logger: TestDatabase.logger)
+    try await app.test(.live) { client in
+        try await body(client, database)
+    }
+}
+
+/// What a test needs back from a response: status, headers and the body as text.
+struct Reply: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: String
+
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+    }
+}
+
+extension TestClientProtocol {
+    func send(_ method: HTTPRequest.Method, _ uri: String, as actor: Actor? = nil, body: String? = nil,
+              headers extra: [HTTPField] = [], token: Bool = true) async throws -> Reply {
+        var headers = TestActors.headers(as: actor, extra)
+        if !token { headers[.authorization] = nil }
+        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
+            Reply(status: response.status, headers: response.headers, body: String(buffer: response.body))
+        }
+    }
+
+    /// Posts a pin as `actor` and returns its objectId.
+    func post(as actor: Actor, mapString: String = "Mountain View, CA", mediaURL: String = "https://udacity.com",
+              latitude: Double = 37.386052, longitude: Double = -122.083851) async throws -> String {
+        let reply = try await send(.post, "/v1/StudentLocation", as: actor, body: """
+            {"mapString":"\(mapString)","mediaURL":"\(mediaURL)","latitude":\(latitude),"longitude":\(longitude)}
+            """)
+        guard reply.status == .ok, let id = reply.json["objectId"] as? String else {
+            throw HarnessError("POST failed: \(reply.status) \(reply.body)")
+        }
+        return id
+    }
+
+    func list(_ query: String = "") async throws -> [[String: Any]] {
+        let reply = try await send(.get, "/v1/StudentLocation" + query)
+        return reply.json["results"] as? [[String: Any]] ?? []
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

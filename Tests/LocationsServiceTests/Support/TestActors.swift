@@ -1,0 +1,18 @@
+import HTTPTypes
+import OnTheMapShared
+
+/// Accounts the tests act as, and the headers the gateway would send for them.
+enum TestActors {
+    static let jarrod = Actor(key: "3903878747", firstName: "Jarrod", lastName: "Parkes")
+    static let amara = Actor(key: "5550001111", firstName: "Amara", lastName: "Nwosu")
+    static let joao = Actor(key: "7770002222", firstName: "João", lastName: "Araújo")
+
+    static let tokenHeader = HTTPField(name: .authorization, value: "Bearer \(TestDatabase.internalToken)")
+
+    static func headers(as actor: Actor? = nil, _ extra: [HTTPField] = []) -> HTTPFields {
+        var fields = HTTPFields([tokenHeader, HTTPField(name: .contentType, value: "application/json")])
+        if let actor { fields.append(HTTPField(name: HTTPField.Name(InternalHeaders.actor)!, value: actor.headerValue)) }
+        fields.append(contentsOf: extra)
+        return fields
+    }
+}
