@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Brings On The Map up on this machine: a private PostgreSQL in .data/, the schema, and the services.
+# Ctrl-C stops everything. Settings come from the environment (see README); defaults suit one machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/postgres.sh
+
+export PATH="/opt/swift/usr/bin:$PATH"
+command -v swift >/dev/null || { echo "swift is not installed (expected a Swift 6 toolchain on PATH)"; exit 1; }
+command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
+
+data_dir="$PWD/.data/postgres"
+pg_port=${ONTHEMAP_PG_PORT:-54329}
+locations_port=${LOCATIONS_PORT:-8081}
+
+echo "building (release)..."
+swift build -c release --product locations-service
+bin=$(swift build -c release --show-bin-path)
+
+mkdir -p .data
+start_private_postgres "$data_dir" "$pg_port"
+services=()
+stop() {
+    trap - INT TERM EXIT
+    for pid in "${services[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${services[@]}"; do wait "$pid" 2>/dev/null || true; done
+    stop_private_postgres "$data_dir"
+    echo "stopped"
+}
+trap stop INT TERM EXIT
+
+as_db_owner "$PG_BIN/psql" -h "$data_dir" -p "$pg_port" -U onthemap -d postgres -qtAc \
+    "SELECT 1 FROM pg_database WHERE datname = 'onthemap'" | grep -q 1 \
+    || as_db_owner "$PG_BIN/createdb" -h "$data_dir" -p "$pg_port" -U onthemap onthemap
+
+export DATABASE_URL=${DATABASE_URL:-"postgres://onthemap@127.0.0.1:$pg_port/onthemap"}
+if [ -z "${INTERNAL_TOKEN:-}" ]; then
+    [ -f .data/internal-token ] || python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > .data/internal-token
+    INTERNAL_TOKEN=$(cat .data/internal-token)
+fi
+export INTERNAL_TOKEN
+
+"$bin/locations-service" migrate
+PORT=$locations_port "$bin/locations-service" serve &
+services+=($!)
+
+for _ in $(seq 1 50); do
+    python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
+        "http://127.0.0.1:$locations_port/readyz" >/dev/null 2>&1 && break
+    sleep 0.2
+done
+cat <<TXT
+
+On The Map is up.
+  locations-service  http://127.0.0.1:$locations_port   (internal: send Authorization: Bearer \$(cat .data/internal-token))
+  PostgreSQL         $DATABASE_URL   (data in .data/postgres)
+Press Ctrl-C to stop.
+TXT
+wait
