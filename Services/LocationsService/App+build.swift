@@ -17,9 +17,15 @@ func buildApplication(
     let database = Database(client: client, logger: logger)
     let readModel = ReadModel(database: database)
     let cache = LatestLocationsCache { try await readModel.pins(.latest) }
+    let listening = registry.makeGauge(descriptor: MetricNameDescriptor(
+        namespace: "onthemap", metricName: "change_listener_connected", unitName: "",
+        helpText: "1 while this replica receives change notifications, so its cached list can be trusted."))
     let notifier = ChangeNotifier(client: client, logger: logger,
                                   onChange: { cache.invalidate() },
-                                  onConnectionChange: { cache.setCoherent($0) })
+                                  onConnectionChange: { connected in
+                                      cache.setCoherent(connected)
+                                      listening.set(connected ? 1.0 : 0.0)
+                                  })
     let appended = registry.makeCounter(descriptor: MetricNameDescriptor(
         namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
     let commands = LocationCommands(events: EventStore(database: database), readModel: readModel, didAppend: {

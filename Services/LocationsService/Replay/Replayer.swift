@@ -37,7 +37,7 @@ struct Replayer: Sendable {
                 """, logger: logger)
 
             // 1. Fold the log in commit order.
-            var pins: [String: (location: StudentLocation, version: Int)] = [:]
+            var fold = PinFold()
             var cursor = LogPosition.start
             let rows = try await connection.query("""
                 SELECT \(unescaped: RecordedEvent.columns)
@@ -47,10 +47,7 @@ struct Replayer: Sendable {
                 """, logger: logger)
             for try await row in rows {
                 let event = try RecordedEvent(row)
-                switch event.change {
-                case .upserted(let location): pins[location.objectId.rawValue] = (location, event.streamVersion)
-                case .deleted(let deletion): pins[deletion.objectId.rawValue] = nil
-                }
+                fold.apply(event)
                 cursor = event.position
                 summary.events += 1
                 if summary.events % 4096 == 0 { progress.advance(to: summary.events) }
@@ -61,8 +58,8 @@ struct Replayer: Sendable {
             try await connection.query("SET search_path TO locations", logger: logger)
             try await connection.copyFrom(table: table, columns: Self.copyColumns, logger: logger) { writer in
                 var buffer = ByteBuffer()
-                for (location, version) in pins.values {
-                    Self.appendCopyLine(location, version: version, to: &buffer)
+                for row in fold.rows.values {
+                    Self.appendCopyLine(row.location, version: row.version, to: &buffer)
                     if buffer.readableBytes > 1 << 20 {
                         try await writer.write(buffer)
                         buffer.clear()
@@ -82,12 +79,13 @@ struct Replayer: Sendable {
                 """, logger: logger)
 
             // 3. Catch up with what was appended while we read and loaded.
+            // Each pass applies a whole batch in two statements, so it outruns the writers.
             while true {
                 let events = try await eventsAfter(cursor, belowHorizon: true, on: connection)
                 try await apply(events, to: table, on: connection)
                 summary.caughtUp += events.count
                 cursor = events.last?.position ?? cursor
-                if events.count < 500 { break }
+                if events.count < 100 { break }
             }
 
             // 4. The last few, with appends held back, then swap or compare.
@@ -137,26 +135,35 @@ struct Replayer: Sendable {
         return events
     }
 
+    /// Applies events to a table that already holds the state before them.
     private func apply(_ events: [RecordedEvent], to table: String, on connection: PostgresConnection) async throws {
-        for event in events {
-            switch event.change {
-            case .upserted(let p):
-                try await connection.query("""
-                    INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.copyColumns.joined(separator: ", ")))
-                    VALUES (\(p.objectId.rawValue), \(p.uniqueKey), \(p.firstName), \(p.lastName), \(p.mapString),
-                            \(p.mediaURL), \(p.latitude), \(p.longitude), \(p.createdAt.date), \(p.updatedAt.date), \(event.streamVersion))
-                    ON CONFLICT (object_id) DO UPDATE SET
-                        unique_key = EXCLUDED.unique_key, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
-                        map_string = EXCLUDED.map_string, media_url = EXCLUDED.media_url, latitude = EXCLUDED.latitude,
-                        longitude = EXCLUDED.longitude, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,
-                        version = EXCLUDED.version
-                    """, logger: logger)
-            case .deleted(let deletion):
-                try await connection.query("""
-                    DELETE FROM locations.\(unescaped: table) WHERE object_id = \(deletion.objectId.rawValue)
-                    """, logger: logger)
-            }
+        var fold = PinFold()
+        events.forEach { fold.apply($0) }
+        guard !fold.isEmpty else { return }
+        if !fold.deletions.isEmpty {
+            try await connection.query("""
+                DELETE FROM locations.\(unescaped: table) WHERE object_id = ANY(\(Array(fold.deletions)))
+                """, logger: logger)
         }
+        guard !fold.rows.isEmpty else { return }
+        let rows = Array(fold.rows.values)
+        let pins = rows.map(\.location)
+        try await connection.query("""
+            INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.copyColumns.joined(separator: ", ")))
+            SELECT object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
+                   created_at::timestamptz, updated_at::timestamptz, version
+            FROM unnest(\(pins.map(\.objectId.rawValue))::text[], \(pins.map(\.uniqueKey))::text[],
+                        \(pins.map(\.firstName))::text[], \(pins.map(\.lastName))::text[], \(pins.map(\.mapString))::text[],
+                        \(pins.map(\.mediaURL))::text[], \(pins.map(\.latitude))::float8[], \(pins.map(\.longitude))::float8[],
+                        \(pins.map(\.createdAt.iso8601))::text[], \(pins.map(\.updatedAt.iso8601))::text[], \(rows.map(\.version))::int[])
+                 AS batch(object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
+                          created_at, updated_at, version)
+            ON CONFLICT (object_id) DO UPDATE SET
+                unique_key = EXCLUDED.unique_key, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
+                map_string = EXCLUDED.map_string, media_url = EXCLUDED.media_url, latitude = EXCLUDED.latitude,
+                longitude = EXCLUDED.longitude, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,
+                version = EXCLUDED.version
+            """, logger: logger)
     }
 
     private func swap(on connection: PostgresConnection, checkpoint: LogPosition) async throws {

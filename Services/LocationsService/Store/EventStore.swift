@@ -6,7 +6,8 @@ import PostgresNIO
 /// The append-only event log of `locations.events`, with the read model written in the same statement.
 ///
 /// Each append is one SQL statement (data-modifying CTEs): the event insert and the read-model change
-/// commit together or not at all, in one round trip. Unique constraints, not `ON CONFLICT DO NOTHING`,
+/// commit together or not at all, in one round trip. Timestamps travel as ISO-8601 text so the stored
+/// value is exactly the millisecond the event carries (a `Date` would pass through floating point). Unique constraints, not `ON CONFLICT DO NOTHING`,
 /// decide races: a lost append is an error the caller sees.
 struct EventStore: Sendable {
     let database: Database
@@ -35,7 +36,7 @@ struct EventStore: Sendable {
                                             latitude, longitude, created_at, updated_at, version)
                 VALUES (\(location.objectId.rawValue), \(location.uniqueKey), \(location.firstName), \(location.lastName),
                         \(location.mapString), \(location.mediaURL), \(location.latitude), \(location.longitude),
-                        \(location.createdAt.date), \(location.updatedAt.date), 1)
+                        \(location.createdAt.iso8601)::timestamptz, \(location.updatedAt.iso8601)::timestamptz, 1)
             )
             SELECT transaction_id::text::bigint, position FROM appended
             """))
@@ -59,7 +60,7 @@ struct EventStore: Sendable {
                 SET unique_key = \(location.uniqueKey), first_name = \(location.firstName), last_name = \(location.lastName),
                     map_string = \(location.mapString), media_url = \(location.mediaURL),
                     latitude = \(location.latitude), longitude = \(location.longitude),
-                    updated_at = \(location.updatedAt.date), version = \(version)
+                    updated_at = \(location.updatedAt.iso8601)::timestamptz, version = \(version)
                 WHERE object_id = \(location.objectId.rawValue)
             )
             SELECT transaction_id::text::bigint, position FROM appended

@@ -1,0 +1,27 @@
+import OnTheMapShared
+
+/// The read model's rule, applied in memory: each `LocationPosted` or `LocationUpdated` carries the pin's
+/// whole state, so the last event of a stream decides it; `LocationDeleted` removes it.
+struct PinFold {
+    struct Row {
+        var location: StudentLocation
+        var version: Int
+    }
+
+    private(set) var rows: [String: Row] = [:]
+    /// Pins deleted by the folded events; only meaningful when folding on top of an existing table.
+    private(set) var deletions: Set<String> = []
+
+    mutating func apply(_ event: RecordedEvent) {
+        switch event.change {
+        case .upserted(let location):
+            rows[location.objectId.rawValue] = Row(location: location, version: event.streamVersion)
+            deletions.remove(location.objectId.rawValue)
+        case .deleted(let deletion):
+            rows[deletion.objectId.rawValue] = nil
+            deletions.insert(deletion.objectId.rawValue)
+        }
+    }
+
+    var isEmpty: Bool { rows.isEmpty && deletions.isEmpty }
+}

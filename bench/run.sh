@@ -1,0 +1,461 @@
+#!/usr/bin/env bash
+# Benchmarks of locations-service. Each figure is set against a limit measured in the same run, on the
+# same machine, so the ratio means something even where the absolute numbers do not travel:
+#   1. hot read      GET latest-100 (wrk)               vs nginx serving the same bytes as a static file
+#   2. replay        `locations-service replay`, 1M events vs one SQL statement rebuilding the same pins
+#   3. durable POST  POST one pin (wrk)                  vs pgbench running the service's append statement
+#   4. memory        the service's VmRSS: idle, and at peak and end of loads 1 and 3
+# Rewrites BENCHMARKS.md at the project root; raw outputs and logs go to bench/results/ (not versioned).
+#
+# Usage (as root on Debian 12; installs wrk, nginx, PostgreSQL, curl, python3 if missing):
+#   bench/run.sh
+# Shorter runs for trying the script out (the figures in BENCHMARKS.md come from the defaults):
+#   LOAD_SECONDS=5 REPLAY_PINS=25000 bench/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+source scripts/postgres.sh
+export PATH="/opt/swift/usr/bin:$PATH:/usr/sbin:/sbin"
+
+load_seconds=${LOAD_SECONDS:-15}     # each measured load (wrk, pgbench)
+warmup_seconds=${WARMUP_SECONDS:-3}  # unmeasured load first: connections open, caches and pools warm
+replay_pins=${REPLAY_PINS:-250000}   # the replay log holds 4 events per pin
+read_pins=100                        # the hot read returns the newest 100, so 100 pins fill it
+
+results_dir=$root/bench/results
+results=$results_dir/results.env     # KEY=VALUE lines; bench/report.py turns them into BENCHMARKS.md
+mkdir -p "$results_dir"
+rm -f "$results_dir"/*.log "$results_dir"/*.txt "$results"
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+record() { printf '%s=%s\n' "$1" "$2" >>"$results"; }
+fail() { echo "bench: $*" >&2; exit 1; }
+
+# --- cleanup: everything this script starts is listed here and stopped on exit, whatever happens -------
+pids=()
+tmp=$(mktemp -d /tmp/onthemap-bench.XXXXXX)
+pg_dir=$(mktemp -d /tmp/onthemap-bench-pg.XXXXXX)
+made_policy=false
+
+# stop PID: SIGTERM, up to 10 s to finish, then SIGKILL.
+stop() {
+    local pid=$1
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for _ in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# forget PID: it has been stopped or has ended; don't signal a recycled id later.
+forget() {
+    local keep=() pid
+    for pid in "${pids[@]}"; do [ "$pid" = "$1" ] || keep+=("$pid"); done
+    pids=("${keep[@]+"${keep[@]}"}")
+}
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    for pid in "${pids[@]+"${pids[@]}"}"; do stop "$pid"; done
+    stop_private_postgres "$pg_dir"
+    rm -rf "$tmp" "$pg_dir" "$pg_dir.initdb.log"
+    $made_policy && rm -f /usr/sbin/policy-rc.d
+    [ $status -eq 0 ] || echo "bench: failed (exit $status); logs are in bench/results/" >&2
+    exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- tools -----------------------------------------------------------------------------------------------
+install_missing() {
+    local missing=()
+    command -v wrk >/dev/null || missing+=(wrk)
+    command -v nginx >/dev/null || missing+=(nginx)
+    ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || missing+=(postgresql)
+    command -v curl >/dev/null || missing+=(curl)
+    command -v python3 >/dev/null || missing+=(python3)
+    [ ${#missing[@]} -gt 0 ] || return 0
+    log "installing ${missing[*]}"
+    # The packages would start system services of their own (nginx on :80, a cluster on :5432). A
+    # policy-rc.d that refuses is Debian's way to prevent that; ours is removed again on exit.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        made_policy=true
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    # Package lists are refreshed only when the install cannot go ahead without them.
+    apt-get install -y -qq "${missing[@]}" >"$results_dir/apt.log" 2>&1 \
+        || { apt-get update -qq >>"$results_dir/apt.log" 2>&1 && apt-get install -y -qq "${missing[@]}" >>"$results_dir/apt.log" 2>&1; } \
+        || { tail -n 20 "$results_dir/apt.log"; fail "could not install ${missing[*]}"; }
+    if $made_policy; then rm -f /usr/sbin/policy-rc.d; made_policy=false; fi
+}
+
+install_missing
+command -v swift >/dev/null || fail "swift is not installed (expected a Swift 6 toolchain on PATH)"
+ensure_postgres_installed
+
+log "building locations-service (release)"
+# A scratch folder of its own, so a benchmark build never waits on (or disturbs) a development build.
+timeout 1800 swift build -c release --scratch-path .build-bench --product locations-service \
+    >"$results_dir/build.log" 2>&1 || { tail -n 30 "$results_dir/build.log"; fail "build failed"; }
+bin=$root/.build-bench/release/locations-service
+
+# --- PostgreSQL: a private cluster with the default durability (fsync and synchronous_commit on) -------
+pg_port=$(free_port)
+start_private_postgres "$pg_dir" "$pg_port"
+log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port"
+
+# psql DB ARGS...: as the superuser over loopback TCP (trust), stopping at the first error.
+psql_db() {
+    local db=$1
+    shift
+    timeout 900 "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U onthemap -d "$db" "$@"
+}
+create_database() { psql_db postgres -c "CREATE DATABASE $1"; }
+database_url() { echo "postgres://onthemap@127.0.0.1:$pg_port/$1"; }
+
+token=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+
+# actor_header KEY FIRST LAST: the X-Actor value (base64url without padding of the actor's JSON).
+actor_header() {
+    printf '{"key":"%s","firstName":"%s","lastName":"%s"}' "$1" "$2" "$3" | base64 -w0 | tr '+/' '-_' | tr -d '='
+}
+
+# --- the service -----------------------------------------------------------------------------------------
+# start_service DB PORT LOG: runs `serve` in the background (sets service_pid), returns once it is ready.
+start_service() {
+    DATABASE_URL=$(database_url "$1") INTERNAL_TOKEN=$token "$bin" serve --port "$2" >"$3" 2>&1 &
+    service_pid=$!
+    pids+=("$service_pid")
+    for _ in $(seq 1 100); do
+        curl -sf -o /dev/null "http://127.0.0.1:$2/readyz" && return 0
+        kill -0 "$service_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    tail -n 20 "$3"
+    fail "locations-service did not become ready on port $2"
+}
+
+stop_service() {
+    stop "$service_pid"
+    forget "$service_pid"
+}
+
+# rss_kb PID: resident memory now, in kB.
+rss_kb() {
+    local key value _
+    while read -r key value _; do
+        [ "$key" = "VmRSS:" ] && { echo "$value"; return; }
+    done <"/proc/$1/status"
+}
+
+# sample_process PID SECONDS: samples PID five times a second until it ends or SECONDS pass; prints
+# "PEAK_RSS_KB CPU_TICKS": its highest VmRSS, and the CPU time it had used at the last sample.
+sample_process() {
+    local pid=$1 end=$((SECONDS + $2)) peak=0 ticks=0 now stat fields
+    while [ $SECONDS -lt $end ]; do
+        now=$(rss_kb "$pid" 2>/dev/null) && [ -n "$now" ] || break  # gone, or a zombie (no VmRSS)
+        stat=$(cat "/proc/$pid/stat" 2>/dev/null) || break
+        fields=(${stat##*) })  # fields from the third (state) on; utime and stime are 11 and 12
+        ticks=$((fields[11] + fields[12]))
+        [ "$now" -gt "$peak" ] && peak=$now
+        sleep 0.2
+    done
+    echo "$peak $ticks"
+}
+
+# --- CPU accounting: who used the two cores during a measurement ----------------------------------------
+hz=$(getconf CLK_TCK)
+
+# proc_ticks PID: CPU clock ticks used so far by PID, its reaped children and its live children
+# (the postmaster's children are the backends; nginx's are its workers).
+proc_ticks() {
+    local total=0 pid stat fields
+    for pid in "$1" $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+        fields=(${stat##*) })  # fields from the third (state) on; utime, stime, cutime, cstime are 11-14
+        total=$((total + fields[11] + fields[12] + fields[13] + fields[14]))
+    done
+    echo "$total"
+}
+
+# machine_ticks: "busy total" clock ticks of all cores since boot (idle and iowait count as not busy).
+machine_ticks() {
+    local _ user nice system idle iowait irq softirq steal
+    read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
+    echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+
+# ticks_to_cores TICKS SECONDS: average number of cores kept busy.
+ticks_to_cores() { python3 -c "print(f'{$1 / $hz / $2:.2f}')"; }
+
+postmaster_pid() { head -n 1 "$pg_dir/postmaster.pid"; }
+
+# cpu_begin [PID...]: remembers the machine's, PostgreSQL's and each PID's CPU time now.
+cpu_begin() {
+    cpu_start_machine=$(machine_ticks)
+    cpu_start_pg=$(proc_ticks "$(postmaster_pid)")
+    cpu_start_procs=()
+    local pid
+    for pid in "$@"; do cpu_start_procs+=("$(proc_ticks "$pid")"); done
+}
+
+# cpu_end PREFIX [NAME PID]...: records, in cores (1.0 = one core busy all along), how busy the machine
+# was since cpu_begin and how much of it was PostgreSQL and each named process (same order as cpu_begin).
+cpu_end() {
+    local prefix=$1 busy0 total0 busy1 total1 seconds i=0
+    shift
+    read -r busy0 total0 <<<"$cpu_start_machine"
+    read -r busy1 total1 <<<"$(machine_ticks)"
+    # /proc/stat counts ticks of every core: elapsed seconds = total ticks / cores / hz.
+    seconds=$(python3 -c "print(($total1 - $total0) / $(nproc) / $hz)")
+    record "${prefix}_cpu_machine" "$(ticks_to_cores $((busy1 - busy0)) "$seconds")"
+    record "${prefix}_cpu_postgres" "$(ticks_to_cores $(($(proc_ticks "$(postmaster_pid)") - cpu_start_pg)) "$seconds")"
+    while [ $# -ge 2 ]; do
+        record "${prefix}_cpu_$1" "$(ticks_to_cores $(($(proc_ticks "$2") - cpu_start_procs[i])) "$seconds")"
+        i=$((i + 1))
+        shift 2
+    done
+}
+
+# --- wrk -------------------------------------------------------------------------------------------------
+# run_wrk NAME CONNECTIONS SECONDS URL [wrk args...]: one bounded wrk run; output in bench/results/NAME.txt.
+run_wrk() {
+    local name=$1 connections=$2 seconds=$3 url=$4
+    shift 4
+    timeout $((seconds + 30)) wrk -t2 -c"$connections" -d"${seconds}s" "$@" "$url" >"$results_dir/$name.txt" 2>&1 \
+        || { cat "$results_dir/$name.txt"; fail "wrk run $name failed"; }
+}
+
+# record_wrk NAME PREFIX: copies the figures of bench/summary.lua's line into the results as PREFIX_*.
+record_wrk() {
+    local line field
+    line=$(grep '^wrk-summary ' "$results_dir/$1.txt") || fail "no summary in $1.txt"
+    for field in ${line#wrk-summary }; do record "$2_${field%%=*}" "${field#*=}"; done
+}
+
+wrk_field() { grep '^wrk-summary ' "$results_dir/$1.txt" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# --- 1. hot read -----------------------------------------------------------------------------------------
+bench_hot_read() {
+    log "hot read: seeding $read_pins pins"
+    create_database bench_read
+    local port
+    port=$(free_port)
+    start_service bench_read "$port" "$results_dir/service-read.log"
+    sleep 2
+    record rss_idle_kb "$(rss_kb "$service_pid")"
+
+    # Pins as the gateway posts them: different accounts, realistic place names and links (~320 bytes each).
+    local places=("Mountain View, California, United States" "Berlin, Brandenburg, Germany" "Lagos, Lagos State, Nigeria"
+                  "Kyoto, Kyoto Prefecture, Japan" "Sao Paulo, Sao Paulo, Brazil")
+    local firsts=(Ada Grace Alan Edsger Barbara Donald Margaret Ken) lasts=(Lovelace Hopper Turing Dijkstra Liskov Knuth)
+    local i actor body
+    for i in $(seq 1 "$read_pins"); do
+        actor=$(actor_header "$((3903878700 + i))" "${firsts[i % 8]}" "${lasts[i % 6]}")
+        body=$(printf '{"mapString":"%s","mediaURL":"https://www.udacity.com/course/ios-developer-nanodegree--nd003?student=%d","latitude":%s,"longitude":%s}' \
+            "${places[i % 5]}" "$i" "$((i % 80)).$((100000 + i * 7919 % 900000))" "-$((i % 170)).$((100000 + i * 104729 % 900000))")
+        curl -sf -o /dev/null -X POST -H "Authorization: Bearer $token" -H "X-Actor: $actor" \
+            -H 'Content-Type: application/json' --data "$body" "http://127.0.0.1:$port/v1/StudentLocation" \
+            || fail "seeding pin $i was refused"
+    done
+
+    # nginx serves the very bytes the service answers with.
+    local web=$tmp/nginx web_port
+    web_port=$(free_port)
+    mkdir -p "$web/www" "$web/tmp"
+    curl -sf -H "Authorization: Bearer $token" -o "$web/www/latest.json" "http://127.0.0.1:$port/v1/StudentLocation"
+    python3 -c 'import json,sys; n=len(json.load(open(sys.argv[1]))["results"]); sys.exit(n != int(sys.argv[2]))' \
+        "$web/www/latest.json" "$read_pins" || fail "the hot read did not return $read_pins pins"
+    record read_body_bytes "$(stat -c %s "$web/www/latest.json")"
+    sed -e "s|@DIR@|$web|g" -e "s|@PORT@|$web_port|g" bench/nginx.conf.template >"$web/nginx.conf"
+    chmod 755 "$tmp" "$web" "$web/www"  # nginx workers run as nobody
+    chmod 644 "$web/www/latest.json"
+    nginx -p "$web" -c "$web/nginx.conf" -e "$web/error.log" &
+    local nginx_pid=$!
+    pids+=("$nginx_pid")
+    for _ in $(seq 1 50); do curl -sf -o "$tmp/from-nginx.json" "http://127.0.0.1:$web_port/v1/StudentLocation" && break; sleep 0.1; done
+    cmp -s "$tmp/from-nginx.json" "$web/www/latest.json" || fail "nginx does not serve the service's bytes"
+
+    local auth=(-H "Authorization: Bearer $token")
+    log "hot read: nginx (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    run_wrk read-nginx-warmup 64 "$warmup_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}"
+    cpu_begin "$nginx_pid"
+    run_wrk read-nginx 64 "$load_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}" \
+        --latency -s bench/summary.lua
+    cpu_end read_nginx nginx "$nginx_pid"
+    record_wrk read-nginx read_nginx
+    stop "$nginx_pid"
+    forget "$nginx_pid"
+
+    log "hot read: locations-service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    run_wrk read-service-warmup 64 "$warmup_seconds" "http://127.0.0.1:$port/v1/StudentLocation" "${auth[@]}"
+    sample_process "$service_pid" $((load_seconds + 1)) >"$tmp/read-sample" &
+    local sampler=$!
+    pids+=("$sampler")
+    cpu_begin "$service_pid"
+    run_wrk read-service 64 "$load_seconds" "http://127.0.0.1:$port/v1/StudentLocation" "${auth[@]}" \
+        --latency -s bench/summary.lua
+    cpu_end read_service service "$service_pid"
+    record rss_read_end_kb "$(rss_kb "$service_pid")"
+    wait "$sampler"
+    forget "$sampler"
+    record rss_read_peak_kb "$(cut -d' ' -f1 "$tmp/read-sample")"
+    record_wrk read-service read_service
+    stop_service
+}
+
+# --- 2. replay -------------------------------------------------------------------------------------------
+# now_s: wall-clock seconds with nanoseconds, for timing whole commands.
+now_s() { date +%s.%N; }
+elapsed() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.2f}")' "$1" "$2"; }
+
+bench_replay() {
+    create_database bench_replay
+    local url t0 t1
+    url=$(database_url bench_replay)
+    DATABASE_URL=$url timeout 120 "$bin" migrate >"$results_dir/replay-migrate.log" 2>&1
+
+    log "replay: writing $((replay_pins * 4)) events over $replay_pins pins"
+    t0=$(now_s)
+    psql_db bench_replay -v pins="$replay_pins" -v blocks=10 -f bench/generate-events.sql
+    t1=$(now_s)
+    record replay_generate_seconds "$(elapsed "$t0" "$t1")"
+    # Settle the table first (hint bits, visibility map, statistics), so neither contender pays for that.
+    psql_db bench_replay -c "VACUUM (ANALYZE) locations.events" -c "CHECKPOINT"
+    record replay_events "$(psql_db bench_replay -tAc "SELECT count(*) FROM locations.events")"
+    record replay_deleted_streams "$(psql_db bench_replay -tAc "SELECT count(*) FROM locations.events WHERE event_type = 'LocationDeleted'")"
+    record replay_transactions "$(psql_db bench_replay -tAc "SELECT count(DISTINCT transaction_id) FROM locations.events")"
+    record replay_events_mb "$(psql_db bench_replay -tAc "SELECT pg_total_relation_size('locations.events') / 1048576")"
+
+    log "replay: locations-service replay"
+    # Wall clock of the whole command (start-up and connecting included); its memory and CPU time are
+    # sampled while it runs.
+    cpu_begin
+    t0=$(now_s)
+    DATABASE_URL=$url timeout 900 "$bin" replay >"$results_dir/replay.log" 2>&1 &
+    local guard=$! replay_pid="" sampler
+    pids+=("$guard")
+    # The process to sample is timeout's child.
+    for _ in $(seq 1 100); do
+        replay_pid=$(ps -o pid= --ppid "$guard" | tr -d ' ')
+        [ -n "$replay_pid" ] && break
+        sleep 0.01
+    done
+    sample_process "${replay_pid:-$guard}" 900 >"$tmp/replay-sample" &
+    sampler=$!
+    pids+=("$sampler")
+    wait "$guard" || { tail -n 20 "$results_dir/replay.log"; fail "replay failed"; }
+    t1=$(now_s)
+    forget "$guard"
+    cpu_end replay_service
+    wait "$sampler"
+    forget "$sampler"
+    local peak ticks
+    read -r peak ticks <"$tmp/replay-sample"
+    record replay_service_seconds "$(elapsed "$t0" "$t1")"
+    record replay_service_cpu_seconds "$(python3 -c "print(f'{$ticks / $hz:.2f}')")"
+    record rss_replay_peak_kb "$peak"
+    psql_db bench_replay -c "CHECKPOINT"
+
+    log "replay: the same rebuild in SQL"
+    cpu_begin
+    t0=$(now_s)
+    psql_db bench_replay -f bench/rebuild.sql
+    t1=$(now_s)
+    psql_db bench_replay -f bench/rebuild-indexes.sql
+    local t2
+    t2=$(now_s)
+    cpu_end replay_sql
+    record replay_sql_noindex_seconds "$(elapsed "$t0" "$t1")"
+    record replay_sql_seconds "$(elapsed "$t0" "$t2")"
+
+    log "replay: verify"
+    t0=$(now_s)
+    DATABASE_URL=$url timeout 900 "$bin" replay --verify >"$results_dir/replay-verify.log" 2>&1 \
+        || { tail -n 20 "$results_dir/replay-verify.log"; fail "replay --verify found differences"; }
+    record replay_verify_seconds "$(elapsed "$t0" "$(now_s)")"
+    grep -q "matches the live one" "$results_dir/replay-verify.log" || fail "replay --verify did not confirm a match"
+    record replay_verify "match"
+    local live sql differing
+    IFS='|' read -r live sql differing < <(psql_db bench_replay -tA -f bench/compare.sql)
+    record replay_live_pins "$live"
+    record replay_sql_pins "$sql"
+    record replay_differing_rows "$differing"
+    [ "$differing" = 0 ] && [ "$live" = "$sql" ] || fail "replay and the SQL rebuild disagree ($live vs $sql rows, $differing differ)"
+}
+
+# --- 3. durable POST -------------------------------------------------------------------------------------
+bench_post() {
+    log "durable POST: locations-service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    create_database bench_post_service
+    local port actors=() i
+    port=$(free_port)
+    start_service bench_post_service "$port" "$results_dir/service-post.log"
+    sleep 2
+    record rss_post_idle_kb "$(rss_kb "$service_pid")"
+    local firsts=(Ada Grace Alan Edsger Barbara Donald Margaret Ken)
+    for i in $(seq 0 7); do actors+=("$(actor_header "$((5550001000 + i))" "${firsts[i]}" "Student")"); done
+    local url=http://127.0.0.1:$port/v1/StudentLocation
+    run_wrk post-service-warmup 32 "$warmup_seconds" "$url" -s bench/post.lua -- "$token" "${actors[@]}"
+    local before
+    before=$(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events")
+    sample_process "$service_pid" $((load_seconds + 1)) >"$tmp/post-sample" &
+    local sampler=$!
+    pids+=("$sampler")
+    cpu_begin "$service_pid"
+    run_wrk post-service 32 "$load_seconds" "$url" --latency -s bench/post.lua -- "$token" "${actors[@]}"
+    cpu_end post_service service "$service_pid"
+    record rss_post_end_kb "$(rss_kb "$service_pid")"
+    wait "$sampler"
+    forget "$sampler"
+    record rss_post_peak_kb "$(cut -d' ' -f1 "$tmp/post-sample")"
+    record_wrk post-service post_service
+    # Every answered POST must be a committed event.
+    record post_service_events "$(($(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events") - before))"
+    stop_service
+
+    log "durable POST: pgbench with the same statement (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    create_database bench_post_pgbench
+    DATABASE_URL=$(database_url bench_post_pgbench) timeout 120 "$bin" migrate >"$results_dir/pgbench-migrate.log" 2>&1
+    local pgbench=(timeout $((load_seconds + 60)) "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U onthemap
+                   -n -M extended -c 32 -j 2 -f bench/append.sql bench_post_pgbench)
+    "${pgbench[@]}" -T "$warmup_seconds" >"$results_dir/post-pgbench-warmup.txt" 2>&1 \
+        || { cat "$results_dir/post-pgbench-warmup.txt"; fail "pgbench warm-up failed"; }
+    cpu_begin
+    "${pgbench[@]}" -T "$load_seconds" >"$results_dir/post-pgbench.txt" 2>&1 \
+        || { cat "$results_dir/post-pgbench.txt"; fail "pgbench failed"; }
+    cpu_end post_pgbench
+    record post_pgbench_tps "$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$results_dir/post-pgbench.txt")"
+    record post_pgbench_latency_ms "$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$results_dir/post-pgbench.txt")"
+    record post_pgbench_failed "$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$results_dir/post-pgbench.txt")"
+}
+
+# --- run -------------------------------------------------------------------------------------------------
+record date "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+record cpus "$(nproc)"
+record cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+record memory_mb "$(($(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo) / 1024))"
+record os "$(. /etc/os-release && echo "$PRETTY_NAME")"
+record load_before "$(cut -d' ' -f1-3 /proc/loadavg)"
+record postgres_version "$("$PG_BIN/postgres" --version | awk '{print $3}')"
+record nginx_version "$(nginx -v 2>&1 | sed 's|.*/||')"
+record wrk_version "$(wrk -v 2>&1 | head -n 1 | awk '{print $2}')"
+record swift_version "$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([^ ]*\).*/\1/p' | head -n 1)"
+record commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet -- Services Shared Package.swift 2>/dev/null || echo '+local changes')"
+record load_seconds "$load_seconds"
+record warmup_seconds "$warmup_seconds"
+
+started=$SECONDS
+bench_hot_read
+bench_post
+bench_replay
+record total_seconds "$((SECONDS - started))"
+
+python3 bench/report.py "$results" BENCHMARKS.md
+log "wrote BENCHMARKS.md"
+cat BENCHMARKS.md | sed -n '/^| Benchmark/,/^$/p'
