@@ -1,0 +1,170 @@
+import Foundation
+import OnTheMapShared
+import Testing
+@testable import LocationsService
+
+/// Whole service processes: replicas sharing one database, shutdown by signal, a database outage.
+@Suite(.serialized) struct ProcessTests {
+    static let body = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}"#
+    static var actorHeader: [String: String] { [InternalHeaders.actor: TestActors.jarrod.headerValue] }
+
+    static func waitForListener(_ service: ServiceProcess) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if try await service.get("/metrics", token: false).1.contains("onthemap_change_listener_connected 1") { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw HarnessError("change listener never connected:\n\(service.output)")
+    }
+
+    @Test func aWriteThroughOneReplicaShowsInTheOthersHotReadWithin200ms() async throws {
+        let database = try await TestDatabase.create()
+        // Both start at once against an empty database: the migration lock lets exactly one migrate.
+        let a = try ServiceProcess(databaseURL: database.url)
+        let b = try ServiceProcess(databaseURL: database.url)
+        try await a.waitUntilReady()
+        try await b.waitUntilReady()
+        try await Self.waitForListener(b)
+
+        var delays: [Duration] = []
+        for round in 0..<5 {
+            // Warm b's cache so the change must reach it through a notification.
+            _ = try await b.get("/v1/StudentLocation")
+            let before = try await b.get("/v1/StudentLocation")
+            let (status, answer) = try await a.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader)
+            #expect(status == 200)
+            let objectId = try #require((try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])?["objectId"] as? String)
+            #expect(!before.1.contains(objectId))
+            let posted = ContinuousClock.now
+            while try await !b.get("/v1/StudentLocation").1.contains(objectId) {
+                #expect(ContinuousClock.now - posted < .seconds(5), "round \(round): never arrived")
+                if ContinuousClock.now - posted > .seconds(5) { break }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            delays.append(ContinuousClock.now - posted)
+        }
+        #expect(delays.allSatisfy { $0 < .milliseconds(200) }, "delays: \(delays)")
+        a.terminate()
+        b.terminate()
+    }
+
+    @Test func sigtermFinishesTheRequestInFlightThenExitsZero() async throws {
+        let database = try await TestDatabase.create()
+        let service = try ServiceProcess(databaseURL: database.url)
+        try await service.waitUntilReady()
+
+        let connection = try RawConnection(port: service.port)
+        let head = """
+            POST /v1/StudentLocation HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Authorization: Bearer \(TestDatabase.internalToken)\r
+            \(InternalHeaders.actor): \(TestActors.jarrod.headerValue)\r
+            Content-Type: application/json\r
+            Content-Length: \(Self.body.utf8.count)\r
+            \r
+
+            """
+        let split = Self.body.index(Self.body.startIndex, offsetBy: 20)
+        try connection.send(head + Self.body[..<split])
+        try await Task.sleep(for: .milliseconds(200))
+        service.terminate()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(service.process.isRunning, "the service must wait for the request it is reading")
+        try connection.send(String(Self.body[split...]))
+        let reply = try connection.receiveResponse()
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
+        #expect(reply.contains("\"objectId\":"))
+        let status = await service.waitForExit(timeout: .seconds(10))
+        #expect(status == 0, "exit status \(String(describing: status))\n\(service.output)")
+    }
+
+    @Test func aDatabaseOutageGivesQuick503sAndTheServiceRecoversWithoutRestart() async throws {
+        let database = try await TestDatabase.create()
+        let target = URLComponents(string: database.url)!
+        let proxy = TCPProxy(upstreamHost: target.host!, upstreamPort: target.port!)
+        try await proxy.start()
+        var viaProxy = target
+        viaProxy.port = proxy.port
+        let service = try ServiceProcess(databaseURL: viaProxy.string!)
+        try await service.waitUntilReady()
+        #expect(try await service.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader).0 == 200)
+
+        await proxy.cut()
+        for (method, path, body) in [("GET", "/v1/StudentLocation?limit=5", nil), ("POST", "/v1/StudentLocation", Self.body),
+                                     ("GET", "/v1/StudentLocation", nil)] {
+            let started = ContinuousClock.now
+            let (status, answer) = try await service.request(method, path, body: body, headers: Self.actorHeader)
+            let took = ContinuousClock.now - started
+            #expect(status == 503, "\(method) \(path): \(answer)")
+            #expect(answer == #"{"code":100,"error":"The database is unavailable; try again shortly."}"#)
+            #expect(took < .seconds(3), "\(method) \(path) took \(took)")
+        }
+        #expect(try await service.get("/readyz", token: false).0 == 503)
+        #expect(service.process.isRunning)
+
+        try await proxy.start()
+        let deadline = ContinuousClock.now + .seconds(20)
+        var recovered = false
+        while ContinuousClock.now < deadline {
+            if try await service.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader).0 == 200 {
+                recovered = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(recovered, "\(service.output)")
+        let (status, list) = try await service.get("/v1/StudentLocation")
+        #expect(status == 200)
+        let results = (try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [String: Any])?["results"] as? [Any]
+        #expect(results?.count == 2)
+        service.terminate()
+        await proxy.cut()
+    }
+}
+
+/// A blocking HTTP/1.1 connection for writing a request in pieces.
+final class RawConnection {
+    private let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw HarnessError("connect failed: \(errno)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func send(_ text: some StringProtocol) throws {
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+            throw HarnessError("send failed: \(errno)")
+        }
+    }
+
+    /// Reads until the peer has sent a whole response (headers plus Content-Length bytes) or closes.
+    func receiveResponse() throws -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received += buffer[0..<count]
+            let text = String(decoding: received, as: UTF8.self)
+            if let end = text.range(of: "\r\n\r\n"),
+               let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
+               let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+               text.utf8.count - text[..<end.upperBound].utf8.count >= length {
+                return text
+            }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    deinit { close(fd) }
+}

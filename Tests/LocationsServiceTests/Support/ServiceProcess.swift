@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The real `locations-service` binary, started as a child process for tests that need whole processes:
+/// two replicas on one database, signals, a database that goes away.
+final class ServiceProcess: @unchecked Sendable {
+    let port: Int
+    let process = Process()
+    private let log: URL
+
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["LOCATIONS_SERVICE_BIN"] { return URL(fileURLWithPath: path) }
+        // The test bundle sits in the build folder, beside the product binaries.
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("locations-service").path), folder.path != "/" {
+            folder.deleteLastPathComponent()
+        }
+        return folder.appendingPathComponent("locations-service")
+    }
+
+    init(databaseURL: String, port: Int = freePort()) throws {
+        self.port = port
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("locations-service-\(port)-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", String(port)]
+        process.environment = ["DATABASE_URL": databaseURL, "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "info"]
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Waits until `/readyz` answers 200.
+    func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let (status, _) = try? await get("/readyz", token: false), status == 200 { return }
+            guard process.isRunning else { throw HarnessError("service exited early:\n\(output)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("service not ready after \(timeout):\n\(output)")
+    }
+
+    func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:],
+                 token: Bool = true, timeout: TimeInterval = 10) async throws -> (Int, String) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!, timeoutInterval: timeout)
+        request.httpMethod = method
+        if token { request.setValue("Bearer \(TestDatabase.internalToken)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body.map { Data($0.utf8) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    }
+
+    func get(_ path: String, token: Bool = true) async throws -> (Int, String) {
+        try await request("GET", path, token: token)
+    }
+
+    func terminate() { if process.isRunning { process.terminate() } }
+
+    /// Waits for the process to exit and returns its status, or nil if it is still running at the deadline.
+    func waitForExit(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { process.interrupt(); process.terminate() }
+        try? FileManager.default.removeItem(at: log)
+    }
+}
+
+/// A loopback TCP port nobody listens on right now.
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
