@@ -1,0 +1,147 @@
+import Foundation
+import OnTheMapShared
+import Testing
+
+/// The wire types write exactly the bytes the contract shows.
+@Suite struct ContractEncodingTests {
+    static let jarrod = StudentLocation(
+        objectId: ObjectID("CDHfAy8sdp"), uniqueKey: "3903878747", firstName: "Jarrod", lastName: "Parkes",
+        mapString: "Huntsville, Alabama", mediaURL: "https://www.linkedin.com/in/jarrodparkes",
+        latitude: 34.7303688, longitude: -86.5861037,
+        createdAt: Timestamp(iso8601: "2015-02-25T01:10:38.103Z")!, updatedAt: Timestamp(iso8601: "2015-03-09T22:04:50.315Z")!)
+
+    @Test func studentLocationMatchesTheContractSampleByteForByte() {
+        #expect(String(decoding: Self.jarrod.jsonBytes, as: UTF8.self) == """
+            {"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","firstName":"Jarrod","lastName":"Parkes","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"2015-02-25T01:10:38.103Z","updatedAt":"2015-03-09T22:04:50.315Z"}
+            """)
+    }
+
+    @Test func listEnvelopeWrapsResults() {
+        #expect(String(decoding: StudentLocationList(results: []).jsonBytes, as: UTF8.self) == #"{"results":[]}"#)
+        let two = String(decoding: StudentLocationList(results: [Self.jarrod, Self.jarrod]).jsonBytes, as: UTF8.self)
+        #expect(two.hasPrefix(#"{"results":[{"objectId":"CDHfAy8sdp""#))
+        #expect(two.contains(#""2015-03-09T22:04:50.315Z"},{"objectId""#))
+        #expect(two.hasSuffix("}]}"))
+    }
+
+    @Test func postAnswerRepeatsCreatedAtAsCreateAt() {
+        let answer = PostLocationAnswer(createdAt: Timestamp(iso8601: "2015-03-11T02:48:18.321Z")!, objectId: ObjectID("CDHfAy8sdp"))
+        #expect(String(decoding: answer.jsonBytes, as: UTF8.self)
+                == #"{"createdAt":"2015-03-11T02:48:18.321Z","objectId":"CDHfAy8sdp","createAt":"2015-03-11T02:48:18.321Z"}"#)
+    }
+
+    @Test func putAnswerCarriesThePostKeysToo() {
+        let answer = PutLocationAnswer(updatedAt: Timestamp(iso8601: "2015-03-11T02:56:49.997Z")!, objectId: ObjectID("CDHfAy8sdp"),
+                                       createAt: Timestamp(iso8601: "2015-03-11T02:48:18.321Z")!)
+        #expect(String(decoding: answer.jsonBytes, as: UTF8.self)
+                == #"{"updatedAt":"2015-03-11T02:56:49.997Z","objectId":"CDHfAy8sdp","createAt":"2015-03-11T02:48:18.321Z"}"#)
+    }
+
+    @Test func parseErrorBody() {
+        #expect(String(decoding: ParseError(.objectNotFound, "Object not found.").jsonBytes, as: UTF8.self)
+                == #"{"code":101,"error":"Object not found."}"#)
+    }
+
+    @Test func textIsEscapedAndNonASCIIKeptAsUTF8() {
+        var location = Self.jarrod
+        location.firstName = "João \"JJ\"\\\n\t\u{1}"
+        let json = String(decoding: location.jsonBytes, as: UTF8.self)
+        #expect(json.contains(#""firstName":"João \"JJ\"\\\n\t\u0001""#))
+        let decoded = try? JSONSerialization.jsonObject(with: Data(location.jsonBytes)) as? [String: Any]
+        #expect(decoded?["firstName"] as? String == location.firstName)
+    }
+
+    @Test func coordinatesAreJSONNumbers() {
+        var location = Self.jarrod
+        location.latitude = 37
+        location.longitude = -0.000012
+        let json = String(decoding: location.jsonBytes, as: UTF8.self)
+        #expect(json.contains(#""latitude":37,"longitude":-1.2e-05,"#))
+        let decoded = try? JSONSerialization.jsonObject(with: Data(location.jsonBytes)) as? [String: Any]
+        #expect(decoded?["longitude"] as? Double == -0.000012)
+    }
+
+    @Test func codableRoundTripKeepsEveryField() throws {
+        let decoded = try JSONDecoder().decode(StudentLocation.self, from: Data(Self.jarrod.jsonBytes))
+        #expect(decoded == Self.jarrod)
+    }
+}
+
+@Suite struct TimestampTests {
+    @Test func formatsUTCWithThreeFractionalDigitsAndZ() {
+        #expect(Timestamp(millisecondsSince1970: 0).iso8601 == "1970-01-01T00:00:00.000Z")
+        #expect(Timestamp(millisecondsSince1970: 1_425_949_490_315).iso8601 == "2015-03-10T01:04:50.315Z")
+        #expect(Timestamp(millisecondsSince1970: 951_782_400_007).iso8601 == "2000-02-29T00:00:00.007Z")
+        #expect(Timestamp(millisecondsSince1970: -1).iso8601 == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test func parsesWhatItFormatsAndTruncatesExtraDigits() {
+        for ms: Int64 in [0, 1, 999, 1_425_949_490_315, 4_102_444_800_000, -86_400_001] {
+            #expect(Timestamp(iso8601: Timestamp(millisecondsSince1970: ms).iso8601)?.millisecondsSince1970 == ms)
+        }
+        #expect(Timestamp(iso8601: "2015-05-10T16:48:30.760460Z")?.iso8601 == "2015-05-10T16:48:30.760Z")
+        #expect(Timestamp(iso8601: "2015-05-10T16:48:30Z")?.iso8601 == "2015-05-10T16:48:30.000Z")
+        #expect(Timestamp(iso8601: "2015-05-10 16:48:30Z") == nil)
+        #expect(Timestamp(iso8601: "2015-13-10T16:48:30Z") == nil)
+        #expect(Timestamp(iso8601: "yesterday") == nil)
+    }
+
+    @Test func survivesARoundTripThroughDate() {
+        for ms: Int64 in [1_425_949_490_315, 1_763_779_000_103, 1_999_999_999_999] {
+            let timestamp = Timestamp(millisecondsSince1970: ms)
+            #expect(Timestamp(timestamp.date) == timestamp)
+        }
+    }
+}
+
+@Suite struct ActorHeaderTests {
+    @Test func roundTripsNonASCIINamesAsUnpaddedBase64URL() {
+        let actor = Actor(key: "7770002222", firstName: "João", lastName: "Araújo-Ñúñez 李")
+        let header = actor.headerValue
+        #expect(!header.contains("="))
+        #expect(!header.contains("+"))
+        #expect(!header.contains("/"))
+        #expect(Actor(headerValue: header) == actor)
+    }
+
+    @Test func rejectsGarbageAndEmptyKeys() {
+        #expect(Actor(headerValue: "%%%") == nil)
+        #expect(Actor(headerValue: "") == nil)
+        let emptyKey = Actor(key: "", firstName: "A", lastName: "B").headerValue
+        #expect(Actor(headerValue: emptyKey) == nil)
+    }
+}
+
+@Suite struct LocationInputTests {
+    @Test func readsTheContractBodyAndIgnoresUnknownKeys() throws {
+        let input = try LocationInput.decode(Array("""
+            {
+              "uniqueKey" : "1234", "firstName":"John","lastName":"Doe","mapString":"Mountain View, CA",
+              "mediaURL":"https:\\/\\/udacity.com","latitude":37.386052,"longitude":-122.083851,
+              "createdAt":"", "objectID": "", "ACL": {}
+            }
+            """.utf8))
+        #expect(input == LocationInput(uniqueKey: "1234", firstName: "John", lastName: "Doe", mapString: "Mountain View, CA",
+                                       mediaURL: "https://udacity.com", latitude: 37.386052, longitude: -122.083851))
+    }
+
+    @Test func nullCountsAsAbsentAndIntegersAreNumbers() throws {
+        let input = try LocationInput.decode(Array(#"{"mapString":null,"latitude":37,"longitude":-122}"#.utf8))
+        #expect(input.mapString == nil)
+        #expect(input.latitude == 37)
+    }
+
+    @Test func wrongTypesNameTheField() {
+        #expect(throws: LocationInput.ReadError.wrongType(field: "latitude", expected: "a number")) {
+            try LocationInput.decode(Array(#"{"latitude":"37.3"}"#.utf8))
+        }
+        #expect(throws: LocationInput.ReadError.wrongType(field: "longitude", expected: "a number")) {
+            try LocationInput.decode(Array(#"{"longitude":false}"#.utf8))
+        }
+        #expect(throws: LocationInput.ReadError.wrongType(field: "mediaURL", expected: "a string")) {
+            try LocationInput.decode(Array(#"{"mediaURL":["x"]}"#.utf8))
+        }
+        #expect(throws: LocationInput.ReadError.malformedJSON) { try LocationInput.decode(Array("{".utf8)) }
+        #expect(throws: LocationInput.ReadError.notAnObject) { try LocationInput.decode(Array("[]".utf8)) }
+    }
+}
