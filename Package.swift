@@ -24,10 +24,20 @@ let package = Package(
             name: "OnTheMapShared",
             path: "Shared"
         ),
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/ServiceKit"
+        ),
         .executableTarget(
             name: "LocationsService",
             dependencies: [
                 "OnTheMapShared",
+                "ServiceKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -49,6 +59,7 @@ let package = Package(
             dependencies: [
                 "LocationsService",
                 "OnTheMapShared",
+                "ServiceKit",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -3,6 +3,7 @@ import Logging
 import OnTheMapShared
 import PostgresNIO
 import Prometheus
+import ServiceKit
 
 /// The running service's parts, wired together. Tests build it with their own configuration.
 func buildApplication(
@@ -48,7 +49,7 @@ func buildApplication(
         services: [client, notifier],
         logger: logger)
     app.beforeServerStarts {
-        try await Migrator(client: client, logger: logger).migrate()
+        try await Migrations.migrator(client, logger: logger).migrate()
     }
     return app
 }

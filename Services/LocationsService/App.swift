@@ -5,6 +5,7 @@ import Logging
 import Metrics
 import PostgresNIO
 import Prometheus
+import ServiceKit
 
 @main
 struct LocationsServiceCommand: AsyncParsableCommand {
@@ -56,8 +57,8 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         let configuration = loadConfiguration(needsToken: false)
         let logger = commandLogger(configuration)
-        try await withPostgresClient(configuration, logger: logger) { client in
-            try await Migrator(client: client, logger: logger).migrate()
+        try await withPostgresClient(configuration.database, logger: logger) { client in
+            try await Migrations.migrator(client, logger: logger).migrate()
         }
         print("schema locations is up to date (migration \(Migrations.all.last?.version ?? 0))")
     }
@@ -78,8 +79,8 @@ struct Replay: AsyncParsableCommand {
     func run() async throws {
         let configuration = loadConfiguration(needsToken: false)
         let logger = commandLogger(configuration)
-        let summary = try await withPostgresClient(configuration, logger: logger) { client in
-            try await Migrator(client: client, logger: logger).migrate()
+        let summary = try await withPostgresClient(configuration.database, logger: logger) { client in
+            try await Migrations.migrator(client, logger: logger).migrate()
             return try await Replayer(client: client, logger: logger).run(verify: verify) { ProgressReporter(total: $0) }
         }
         let rate = summary.seconds > 0 ? Int(Double(summary.events) / summary.seconds) : 0
@@ -95,24 +96,6 @@ struct Replay: AsyncParsableCommand {
         } else {
             print("replay: swapped the rebuilt read model in")
         }
-    }
-}
-
-/// Runs `body` with a connected pool, for the one-shot commands.
-func withPostgresClient<T: Sendable>(_ configuration: ServiceConfiguration, logger: Logger,
-                                     _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
-    // The body may ask for a connection before run() is under way; the pool waits for it, so the
-    // pool's warning about that is noise here. Failures still reach the body as thrown errors.
-    var poolLogger = logger
-    poolLogger.logLevel = max(logger.logLevel, .error)
-    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: poolLogger)
-    return try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            await client.run()
-            return nil
-        }
-        defer { group.cancelAll() }
-        return try await body(client)
     }
 }
 

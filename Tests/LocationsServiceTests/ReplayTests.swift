@@ -1,3 +1,4 @@
+import ServiceKit
 import Foundation
 import OnTheMapShared
 import PostgresNIO

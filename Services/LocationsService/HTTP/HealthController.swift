@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import OnTheMapShared
 import Prometheus
+import ServiceKit
 
 /// `/healthz` (the process answers), `/readyz` (it can do its work: database reachable, schema current)
 /// and `/metrics` (Prometheus text). These need no internal token: orchestrators and scrapers call them.
@@ -23,7 +24,7 @@ struct HealthController<Context: RequestContext>: Sendable {
     @Sendable func ready(_ request: Request, context: Context) async throws -> Response {
         let problem: String?
         do {
-            problem = try await Migrator.isCurrent(database) ? nil : "database migrations are not applied"
+            problem = try await Migrator.isCurrent(database, schema: Migrations.schema, migrations: Migrations.all) ? nil : "database migrations are not applied"
         } catch {
             problem = "database unreachable"
         }

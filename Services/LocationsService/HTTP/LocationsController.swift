@@ -1,3 +1,4 @@
+import ServiceKit
 import Crypto
 import HTTPTypes
 import Hummingbird

@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import OnTheMapShared
 import PostgresNIO
+import ServiceKit
 
 /// The one place where failures become HTTP answers: a status and a Parse-style `{code, error}` body,
 /// whatever the failure (a rule, a missing route, a database outage).
@@ -22,20 +23,13 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is DeadlineExceeded {
             context.logger.warning("request timed out waiting for the database")
             return Self.response(for: .databaseUnavailable)
-        } catch let error as PSQLError where Self.isOutage(error) {
+        } catch let error as PSQLError where error.isOutage {
             context.logger.warning("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
             return Self.response(for: .databaseUnavailable)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             return Self.response(status: .internalServerError, ParseError(.internalServerError, "Internal server error."))
         }
-    }
-
-    /// A failure to reach the server, rather than an error the server reported about the statement.
-    static func isOutage(_ error: PSQLError) -> Bool {
-        guard let state = error.serverInfo?[.sqlState] else { return true }
-        // 08: connection exceptions; 57P01-57P03: the server is shutting down or starting up.
-        return state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state)
     }
 
     static func response(for error: LocationError) -> Response {

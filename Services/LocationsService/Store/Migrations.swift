@@ -1,13 +1,12 @@
+import Logging
+import PostgresNIO
+import ServiceKit
+
 /// The schema `locations`, as numbered migrations. Each one runs once, in order, in its own transaction;
-/// `Migrator` records what ran in `locations.schema_migrations`. Never edit a migration that has shipped:
+/// the migrator records what ran in `locations.schema_migrations`. Never edit a migration that has shipped:
 /// add the next one.
 enum Migrations {
-    struct Migration: Sendable {
-        let version: Int
-        let name: String
-        /// One SQL statement each: the extended query protocol takes a single statement at a time.
-        let statements: [String]
-    }
+    static let schema = "locations"
 
     static let all: [Migration] = [
         Migration(version: 1, name: "event log, read model, checkpoints", statements: [
@@ -87,4 +86,8 @@ enum Migrations {
             """,
         ]),
     ]
+
+    static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
+        Migrator(client: client, logger: logger, schema: schema, migrations: all)
+    }
 }

@@ -2,6 +2,7 @@ import HTTPTypes
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceKit
 @testable import LocationsService
 
 /// A fresh, empty database on the test cluster the test script started, one per test.
@@ -32,7 +33,7 @@ struct TestDatabase: Sendable {
 
     static func withAdminConnection(_ body: @escaping @Sendable (PostgresClient) async throws -> Void) async throws {
         let configuration = try ServiceConfiguration.fromEnvironment(["DATABASE_URL": adminURL], needsToken: false)
-        try await withPostgresClient(configuration, logger: logger, body)
+        try await withPostgresClient(configuration.database, logger: logger, body)
     }
 
     func configuration(port: Int = 0, token: String = TestDatabase.internalToken) throws -> ServiceConfiguration {
@@ -43,8 +44,8 @@ struct TestDatabase: Sendable {
 
     /// Runs `body` with a pool on this database, with the schema migrated.
     func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        try await withPostgresClient(try configuration(), logger: Self.logger) { client in
-            try await Migrator(client: client, logger: Self.logger).migrate()
+        try await withPostgresClient(try configuration().database, logger: Self.logger) { client in
+            try await Migrations.migrator(client, logger: Self.logger).migrate()
             return try await body(client)
         }
     }

@@ -1,6 +1,6 @@
 extension Sequence<UInt8> {
     /// Lower-case hexadecimal, two digits a byte.
-    var hexString: String {
+    public var hexString: String {
         let digits = Array("0123456789abcdef")
         var text = ""
         for byte in self {

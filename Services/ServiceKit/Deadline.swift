@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// The operation runs in its own task so that the caller is released on time even when the operation
 /// ignores cancellation (a query on a connection whose server vanished); it is cancelled and left to end.
-func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+public func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let race = DeadlineRace<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -15,7 +15,9 @@ func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Send
     }
 }
 
-struct DeadlineExceeded: Error {}
+public struct DeadlineExceeded: Error {
+    public init() {}
+}
 
 /// Whichever finishes first, the operation or the timer, resumes the caller; the other is cancelled.
 private final class DeadlineRace<T: Sendable>: Sendable {

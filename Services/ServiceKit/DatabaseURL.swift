@@ -3,11 +3,11 @@ import PostgresNIO
 
 /// `DATABASE_URL`: `postgres://user[:password]@host[:port]/database`, or a unix socket folder given as
 /// `postgres://user@/database?host=/path/to/socket-dir` (libpq's spelling).
-struct DatabaseURL: Sendable, CustomStringConvertible {
-    var configuration: PostgresClient.Configuration
+public struct DatabaseURL: Sendable, CustomStringConvertible {
+    public var configuration: PostgresClient.Configuration
     private let redacted: String
 
-    init(_ text: String) throws(ConfigurationError) {
+    public init(_ text: String) throws(ConfigurationError) {
         guard let components = URLComponents(string: text),
               let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else { throw ConfigurationError("DATABASE_URL must look like postgres://user:password@host:5432/database, got \"\(text)\"") }
@@ -32,5 +32,5 @@ struct DatabaseURL: Sendable, CustomStringConvertible {
         redacted = shown.string ?? "postgres://…"
     }
 
-    var description: String { redacted }
+    public var description: String { redacted }
 }
