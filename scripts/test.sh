@@ -3,11 +3,8 @@
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ReplayTests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/postgres.sh
-
-export PATH="/opt/swift/usr/bin:$PATH"
-command -v swift >/dev/null || { echo "swift is not installed (expected a Swift 6 toolchain on PATH)"; exit 1; }
-command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
+source scripts/lib.sh
+ensure_toolchain
 
 data_dir=$(mktemp -d /tmp/onthemap-test-pg.XXXXXX)
 port=$(free_port)

@@ -3,11 +3,8 @@
 # Ctrl-C stops everything. Settings come from the environment (see README); defaults suit one machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/postgres.sh
-
-export PATH="/opt/swift/usr/bin:$PATH"
-command -v swift >/dev/null || { echo "swift is not installed (expected a Swift 6 toolchain on PATH)"; exit 1; }
-command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
+source scripts/lib.sh
+ensure_toolchain
 
 data_dir="$PWD/.data/postgres"
 pg_port=${ONTHEMAP_PG_PORT:-54329}

@@ -1,4 +1,4 @@
-# Sourced by the other scripts: installs PostgreSQL if it is missing and runs a private cluster.
+# Sourced by the other scripts: the toolchain check, and a private PostgreSQL cluster (installed if missing).
 # The server refuses to run as root, so as root the cluster belongs to the `postgres` system user.
 
 ensure_postgres_installed() {
@@ -52,4 +52,11 @@ stop_private_postgres() {
 # free_port: a TCP port nobody listens on right now.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# ensure_toolchain: Swift on PATH (a toolchain in /opt/swift is picked up), python3 for small helpers.
+ensure_toolchain() {
+    export PATH="/opt/swift/usr/bin:$PATH"
+    command -v swift >/dev/null || { echo "swift is not installed (expected a Swift 6 toolchain on PATH)"; exit 1; }
+    command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
 }
