@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "locations-service", targets: ["LocationsService"]),
+        .executable(name: "auth-gateway", targets: ["AuthGateway"]),
         .library(name: "OnTheMapShared", targets: ["OnTheMapShared"]),
     ],
     dependencies: [
@@ -18,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -49,6 +52,25 @@ let package = Package(
             ],
             path: "Services/LocationsService"
         ),
+        .executableTarget(
+            name: "AuthGateway",
+            dependencies: [
+                "OnTheMapShared",
+                "ServiceKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Services/AuthGateway",
+            resources: [.copy("Resources")]
+        ),
         .testTarget(
             name: "SharedTests",
             dependencies: ["OnTheMapShared"],
@@ -65,6 +87,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LocationsServiceTests"
+        ),
+        .testTarget(
+            name: "AuthGatewayTests",
+            dependencies: [
+                "AuthGateway",
+                "OnTheMapShared",
+                "ServiceKit",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Tests/AuthGatewayTests"
         ),
     ]
 )

@@ -39,6 +39,12 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
     }
 
+    /// The session API's spelling: six fractional digits (`2015-05-10T16:48:30.760000Z`), which some
+    /// clients parse as a date.
+    public var iso8601Microseconds: String {
+        String(iso8601.dropLast()) + "000Z"
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff…]Z`; fractions beyond milliseconds are truncated.
     public init?(iso8601 text: String) {
         let bytes = Array(text.utf8)

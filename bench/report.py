@@ -64,12 +64,18 @@ def main(source, target):
          f"{count(num('post_service_rps'))} req/s",
          f"pgbench -c32 -j2, the same statement (bench/append.sql): {count(num('post_pgbench_tps'))} tps",
          f"{post_ratio:.2f}×", f"≥ {POST_GOAL}×", verdict(post_ratio >= POST_GOAL)),
+        (f"Durable POST, against pgbench with the service's {r['post_pgbench_pool_clients']} append connections "
+         "(for information)",
+         f"{count(num('post_service_rps'))} req/s",
+         f"pgbench -c{r['post_pgbench_pool_clients']}: {count(num('post_pgbench_pool_tps'))} tps",
+         f"{num('post_service_rps') / num('post_pgbench_pool_tps'):.2f}×", "—", "—"),
         ("Memory (VmRSS) idle, after start", mb("rss_idle_kb"), "—", "—", "—", "reported"),
         ("Memory during the hot read: peak / at end", f"{mb('rss_read_peak_kb')} / {mb('rss_read_end_kb')}",
          f"idle: {mb('rss_idle_kb')}", f"{num('rss_read_peak_kb') / idle:.2f}× (peak)", "—", "reported"),
         ("Memory during the durable POST: peak / at end", f"{mb('rss_post_peak_kb')} / {mb('rss_post_end_kb')}",
          f"idle: {mb('rss_post_idle_kb')}", f"{num('rss_post_peak_kb') / num('rss_post_idle_kb'):.2f}× (peak)",
          "—", "reported"),
+        (f"Memory of `replay` over {count(events)} events: peak", mb("rss_replay_peak_kb"), "—", "—", "—", "reported"),
     ]
 
     def ms(key):
@@ -121,12 +127,17 @@ def main(source, target):
         f"{r['post_service_status_errors']} status, {r['post_service_socket_errors']} socket | {cpu('post_service', 'service')} |",
         f"| POST, pgbench | {count(num('post_pgbench_tps'))} tps | {r['post_pgbench_latency_ms']} ms (mean) | — | "
         f"{r.get('post_pgbench_failed') or '0'} failed | {cpu('post_pgbench')} |",
+        f"| POST, pgbench -c{r['post_pgbench_pool_clients']} | {count(num('post_pgbench_pool_tps'))} tps | "
+        f"{r['post_pgbench_pool_latency_ms']} ms (mean) | — | {r.get('post_pgbench_pool_failed') or '0'} failed | "
+        f"{cpu('post_pgbench_pool')} |",
         f"| replay, service | {count(events / num('replay_service_seconds'))} events/s | — | — | — | "
         f"{cpu('replay_service')}; the replay process itself {num('replay_service_cpu_seconds') / num('replay_service_seconds'):.2f} |",
         f"| replay, SQL | {count(events / num('replay_sql_seconds'))} events/s | — | — | — | {cpu('replay_sql')} |",
         "",
         f"- The POST run answered {count(num('post_service_requests'))} requests and the log gained "
-        f"{count(num('post_service_events'))} events: every answered POST is a committed event.",
+        f"{count(num('post_service_events'))} events (wrk does not count the up to 32 requests still in flight "
+        f"when it stops); the service had {r['post_service_db_connections']} PostgreSQL connections open, one of them "
+        "held for LISTEN.",
         f"- Replay log: {count(events)} events in {r['replay_transactions']} transactions over "
         f"{count(num('replay_live_pins') + num('replay_deleted_streams'))} streams ({count(num('replay_deleted_streams'))} "
         f"ending in LocationDeleted), {r['replay_events_mb']} MB with indexes, written by bench/generate-events.sql in "

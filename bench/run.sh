@@ -14,8 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-source scripts/postgres.sh
-export PATH="/opt/swift/usr/bin:$PATH:/usr/sbin:/sbin"
+source scripts/lib.sh
+export PATH="$PATH:/usr/sbin:/sbin"  # nginx lives in /usr/sbin
 
 load_seconds=${LOAD_SECONDS:-15}     # each measured load (wrk, pgbench)
 warmup_seconds=${WARMUP_SECONDS:-3}  # unmeasured load first: connections open, caches and pools warm
@@ -95,7 +95,7 @@ install_missing() {
 }
 
 install_missing
-command -v swift >/dev/null || fail "swift is not installed (expected a Swift 6 toolchain on PATH)"
+ensure_toolchain
 ensure_postgres_installed
 
 log "building locations-service (release)"
@@ -227,7 +227,8 @@ cpu_end() {
 run_wrk() {
     local name=$1 connections=$2 seconds=$3 url=$4
     shift 4
-    timeout $((seconds + 30)) wrk -t2 -c"$connections" -d"${seconds}s" "$@" "$url" >"$results_dir/$name.txt" 2>&1 \
+    # The URL before the other arguments: whatever follows `--` is for the Lua script.
+    timeout $((seconds + 30)) wrk -t2 -c"$connections" -d"${seconds}s" "$url" "$@" >"$results_dir/$name.txt" 2>&1 \
         || { cat "$results_dir/$name.txt"; fail "wrk run $name failed"; }
 }
 
@@ -417,22 +418,48 @@ bench_post() {
     record_wrk post-service post_service
     # Every answered POST must be a committed event.
     record post_service_events "$(($(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events") - before))"
+    # The pool keeps what it opened for a while: this is how many connections the load made it use.
+    local connections
+    connections=$(psql_db bench_post_service -tAc "SELECT count(*) FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
+    record post_service_db_connections "$connections"
     stop_service
 
     log "durable POST: pgbench with the same statement (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
     create_database bench_post_pgbench
     DATABASE_URL=$(database_url bench_post_pgbench) timeout 120 "$bin" migrate >"$results_dir/pgbench-migrate.log" 2>&1
+    run_pgbench post-pgbench 32
+    record_pgbench post-pgbench post_pgbench
+
+    # For information: pgbench with only as many connections as the service could append on (all it
+    # opened but the one held for LISTEN). With synchronous commits, throughput follows the number of
+    # transactions that can wait for the same WAL flush, so this separates the pool's size from the rest.
+    local appenders=$((connections > 1 ? connections - 1 : 1))
+    log "durable POST: pgbench with $appenders connections (for information)"
+    run_pgbench post-pgbench-pool "$appenders"
+    record_pgbench post-pgbench-pool post_pgbench_pool
+    record post_pgbench_pool_clients "$appenders"
+}
+
+# run_pgbench NAME CLIENTS: bench/append.sql on the pgbench database, warm-up then measured.
+run_pgbench() {
+    local name=$1 clients=$2
     local pgbench=(timeout $((load_seconds + 60)) "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U onthemap
-                   -n -M extended -c 32 -j 2 -f bench/append.sql bench_post_pgbench)
-    "${pgbench[@]}" -T "$warmup_seconds" >"$results_dir/post-pgbench-warmup.txt" 2>&1 \
-        || { cat "$results_dir/post-pgbench-warmup.txt"; fail "pgbench warm-up failed"; }
+                   -n -M extended -c "$clients" -j 2 -f bench/append.sql bench_post_pgbench)
+    "${pgbench[@]}" -T "$warmup_seconds" >"$results_dir/$name-warmup.txt" 2>&1 \
+        || { cat "$results_dir/$name-warmup.txt"; fail "pgbench warm-up $name failed"; }
     cpu_begin
-    "${pgbench[@]}" -T "$load_seconds" >"$results_dir/post-pgbench.txt" 2>&1 \
-        || { cat "$results_dir/post-pgbench.txt"; fail "pgbench failed"; }
-    cpu_end post_pgbench
-    record post_pgbench_tps "$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$results_dir/post-pgbench.txt")"
-    record post_pgbench_latency_ms "$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$results_dir/post-pgbench.txt")"
-    record post_pgbench_failed "$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$results_dir/post-pgbench.txt")"
+    "${pgbench[@]}" -T "$load_seconds" >"$results_dir/$name.txt" 2>&1 \
+        || { cat "$results_dir/$name.txt"; fail "pgbench $name failed"; }
+    cpu_end "${name//-/_}"
+}
+
+# record_pgbench NAME PREFIX: throughput, mean latency and failures of a pgbench run.
+record_pgbench() {
+    local out=$results_dir/$1.txt
+    record "$2_tps" "$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out")"
+    record "$2_latency_ms" "$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out")"
+    record "$2_failed" "$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")"
 }
 
 # --- run -------------------------------------------------------------------------------------------------

@@ -1,0 +1,64 @@
+import AsyncHTTPClient
+import Hummingbird
+import Logging
+import OnTheMapShared
+import PostgresNIO
+import Prometheus
+import ServiceKit
+
+/// The gateway's parts, wired together. Tests build it with their own configuration.
+func buildApplication(
+    _ configuration: GatewayConfiguration,
+    registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    logger baseLogger: Logger? = nil
+) -> some ApplicationProtocol {
+    var configuredLogger = baseLogger ?? Logger(label: "auth-gateway")
+    configuredLogger.logLevel = configuration.logLevel
+    let logger = configuredLogger
+    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
+    let database = Database(client: client, logger: logger)
+    let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+        timeout: .init(connect: .seconds(1), read: .seconds(10))))
+
+    let accounts = AccountStore(database: database)
+    let local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)
+    let provider: any IdentityProvider = switch configuration.identityProvider {
+    case .local: local
+    case .udacity: UdacityIdentityProvider(baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
+                                           accounts: accounts, timeout: .seconds(5), logger: logger)
+    }
+    let sessions = Sessions(provider: provider, store: SessionStore(database: database),
+                            throttle: LoginThrottle(database: database, policy: configuration.throttle),
+                            lifetime: configuration.sessionLifetime, logger: logger)
+    let locations = LocationsClient(baseURL: configuration.locationsURL, internalToken: configuration.internalToken,
+                                    httpClient: httpClient, timeout: .seconds(5), logger: logger)
+
+    let router = Router(context: GatewayRequestContext.self)
+    router.middlewares.add(RequestIDMiddleware())
+    router.middlewares.add(MetricsMiddleware())
+    GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
+
+    for base in ["v1", "api"] {
+        let session = router.group("\(base)/session").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
+        SessionController(sessions: sessions, lifetime: configuration.sessionLifetime).addRoutes(to: session)
+        let users = router.group("\(base)/users").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
+        UsersController(accounts: accounts, sessions: sessions).addRoutes(to: users)
+    }
+    let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
+    AccountsController(accounts: accounts, provider: provider, hash: { try await local.hash($0) }).addRoutes(to: signUp)
+
+    let proxy = LocationsProxyController(locations: locations, sessions: sessions)
+    for (path, legacy) in [("v1/StudentLocation", false), ("parse/classes/StudentLocation", true), ("1/classes/StudentLocation", true)] {
+        proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
+    }
+
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
+        services: [client, HTTPClientService(client: httpClient)],
+        logger: logger)
+    app.beforeServerStarts {
+        try await Migrations.migrator(client, logger: logger).migrate()
+    }
+    return app
+}

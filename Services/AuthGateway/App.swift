@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import ServiceKit
+
+@main
+struct AuthGatewayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "auth-gateway",
+        abstract: "The public On The Map API: sessions, identity, authorization, geocoding, in front of locations-service.",
+        discussion: """
+            Configuration comes from the environment: DATABASE_URL, LOCATIONS_URL and INTERNAL_TOKEN (required), \
+            PORT (default \(GatewayConfiguration.defaultPort)), IDENTITY_PROVIDER (local or udacity), UDACITY_BASE_URL, \
+            GEOCODER_URL, TILE_URL, SESSION_TTL and LOG_LEVEL.
+            """,
+        subcommands: [Serve.self, Migrate.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Reads the environment, or stops with one clear line.
+func loadConfiguration() -> GatewayConfiguration {
+    do {
+        return try GatewayConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+    } catch {
+        FileHandle.standardError.write(Data("auth-gateway: \(error.description)\n".utf8))
+        exit(2)
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the public API (migrating schema auth first). SIGTERM drains in-flight requests, then exits 0.")
+
+    @Option(help: "Address to listen on.")
+    var host = "0.0.0.0"
+
+    @Option(help: "Port to listen on; overrides PORT.")
+    var port: Int?
+
+    func run() async throws {
+        var configuration = loadConfiguration()
+        configuration.host = host
+        if let port { configuration.port = port }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        try await buildApplication(configuration, registry: registry).runService()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending migrations of schema auth and exit.")
+
+    func run() async throws {
+        do {
+            let reader = EnvironmentReader(ProcessInfo.processInfo.environment)
+            let database = try reader.database()
+            var logger = Logger(label: "auth-gateway")
+            logger.logLevel = try reader.logLevel()
+            try await withPostgresClient(database, logger: logger) { [logger] client in
+                try await Migrations.migrator(client, logger: logger).migrate()
+            }
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("auth-gateway: \(error.description)\n".utf8))
+            throw ExitCode(2)
+        }
+        print("schema auth is up to date (migration \(Migrations.all.last?.version ?? 0))")
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Logging
+import ServiceKit
+
+/// Everything the gateway reads from its environment, checked once at start-up.
+struct GatewayConfiguration: Sendable {
+    enum IdentityProviderKind: String, Sendable {
+        case local
+        case udacity
+    }
+
+    var database: DatabaseURL
+    var host = "0.0.0.0"
+    var port: Int
+    var locationsURL: String
+    var internalToken: String
+    var identityProvider: IdentityProviderKind
+    var udacityBaseURL: String?
+    var geocoderURL: String?
+    var tileURL: String
+    var sessionLifetime: Duration
+    var logLevel: Logger.Level
+    /// bcrypt cost for new local passwords; lower only in tests.
+    var passwordCost: UInt8 = 11
+    var throttle = LoginThrottle.Policy()
+
+    static let defaultPort = 8080
+    static let defaultTileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+
+    /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
+    /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `SESSION_TTL` and `LOG_LEVEL`.
+    static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
+        let reader = EnvironmentReader(environment)
+        let locations = try httpURL(reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081"), name: "LOCATIONS_URL")
+        let providerText = reader["IDENTITY_PROVIDER"] ?? "local"
+        guard let provider = IdentityProviderKind(rawValue: providerText.lowercased()) else {
+            throw ConfigurationError("IDENTITY_PROVIDER must be local or udacity, got \"\(providerText)\"")
+        }
+        var udacity: String?
+        if provider == .udacity {
+            udacity = try httpURL(reader.required("UDACITY_BASE_URL", example: "https://onthemap-api.udacity.com/v1"), name: "UDACITY_BASE_URL")
+        }
+        var geocoder: String?
+        if let text = reader["GEOCODER_URL"] { geocoder = try httpURL(text, name: "GEOCODER_URL") }
+        let tiles = reader["TILE_URL"] ?? defaultTileURL
+        guard tiles.contains("{z}"), tiles.contains("{x}"), tiles.contains("{y}") else {
+            throw ConfigurationError("TILE_URL must contain {z}, {x} and {y}, got \"\(tiles)\"")
+        }
+        return GatewayConfiguration(
+            database: try reader.database(), port: try reader.port(default: defaultPort),
+            locationsURL: locations, internalToken: try reader.internalToken(), identityProvider: provider,
+            udacityBaseURL: udacity, geocoderURL: geocoder, tileURL: tiles,
+            sessionLifetime: try sessionTTL(reader["SESSION_TTL"]), logLevel: try reader.logLevel())
+    }
+
+    /// `SESSION_TTL`: seconds, or a number with `s`, `m`, `h` or `d`. Default 30 days.
+    static func sessionTTL(_ text: String?) throws(ConfigurationError) -> Duration {
+        guard let text else { return .seconds(30 * 86_400) }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = text.last, let factor = units[last] {
+            unit = factor
+            digits = text.dropLast()
+        }
+        guard let value = Int64(digits), value > 0 else {
+            throw ConfigurationError("SESSION_TTL must be a positive duration such as 3600, 90m, 12h or 30d; got \"\(text)\"")
+        }
+        return .seconds(value * unit)
+    }
+
+    private static func httpURL(_ text: String, name: String) throws(ConfigurationError) -> String {
+        guard let url = URLComponents(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
+              url.host?.isEmpty == false
+        else { throw ConfigurationError("\(name) must be an http(s) URL, got \"\(text)\"") }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+}

@@ -1,0 +1,96 @@
+import HTTPTypes
+import OnTheMapShared
+
+/// Everything the gateway itself refuses, by meaning. `GatewayErrorMiddleware` writes each one in the
+/// shape of the route family it happened in: `{status, parameter, error}` (with the 5-byte prefix on the
+/// session and users routes) or Parse's `{code, error}` on the StudentLocation routes.
+enum GatewayError: Error, Equatable {
+    case malformedBody(String)
+    case missingParameter(String)
+    case notExactlyOneCredential
+    case unsupportedCredential(String)
+    case invalidCredentials
+    case throttled(retryAfter: Int)
+    case identityUnavailable
+    case identityTimedOut
+    case userNotFound
+    case invalidSignUp(parameter: String, message: String)
+    case emailTaken
+    case signUpUnavailable
+    case xsrfMismatch
+    case notLoggedIn
+    case crossOrigin
+    case locationsUnavailable
+    case bodyTooLarge(limit: Int)
+    case geocodeQueryMissing
+    case noGeocodeMatch(String)
+    case geocoderUnavailable
+    case internalFailure
+
+    var status: HTTPResponse.Status {
+        switch self {
+        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .geocodeQueryMissing: .badRequest
+        case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
+        case .throttled: .tooManyRequests
+        case .identityUnavailable, .geocoderUnavailable: .badGateway
+        case .identityTimedOut: .gatewayTimeout
+        case .userNotFound, .noGeocodeMatch: .notFound
+        case .emailTaken: .conflict
+        case .notLoggedIn: .unauthorized
+        case .locationsUnavailable: .serviceUnavailable
+        case .bodyTooLarge: .contentTooLarge
+        case .internalFailure: .internalServerError
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .malformedBody(let detail): detail
+        case .missingParameter(let name): "trails.Error 400: Missing parameter '\(name.split(separator: ".").last ?? Substring(name))'"
+        case .notExactlyOneCredential: "Did not specify exactly one credential."
+        case .unsupportedCredential(let kind): "\(kind) login is not available on this server; log in with your email and password."
+        case .invalidCredentials: "Account not found or invalid credentials."
+        case .throttled(let seconds): "Too many failed logins; try again in \(seconds) seconds."
+        case .identityUnavailable: "The identity provider could not be reached; try again shortly."
+        case .identityTimedOut: "The identity provider did not answer in time; try again shortly."
+        case .userNotFound: "User not found."
+        case .invalidSignUp(_, let message): message
+        case .emailTaken: "An account with this email already exists."
+        case .signUpUnavailable: "Accounts are created with the identity provider, not here."
+        case .xsrfMismatch: "The X-XSRF-TOKEN header does not match the XSRF-TOKEN cookie."
+        case .notLoggedIn: "Log in to post, change or delete a pin."
+        case .crossOrigin: "Writes from another site's pages are not allowed."
+        case .locationsUnavailable: "The locations service is unavailable; try again shortly."
+        case .bodyTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
+        case .geocodeQueryMissing: "Add the place to look up as ?q=, for example ?q=Mountain%20View,%20CA."
+        case .noGeocodeMatch(let query): "No place matches \"\(query)\"."
+        case .geocoderUnavailable: "The geocoder could not be reached; try again shortly."
+        case .internalFailure: "Internal server error."
+        }
+    }
+
+    var parameter: String? {
+        switch self {
+        case .missingParameter(let name): name
+        case .invalidSignUp(let parameter, _): parameter
+        default: nil
+        }
+    }
+
+    /// Parse's numbering, for the StudentLocation routes.
+    var parseCode: ParseError.Code {
+        switch self {
+        case .notLoggedIn: .invalidSessionToken
+        case .crossOrigin, .xsrfMismatch: .operationForbidden
+        case .locationsUnavailable: .connectionFailed
+        case .bodyTooLarge: .validationFailed
+        case .malformedBody: .invalidJSON
+        default: .internalServerError
+        }
+    }
+
+    var extraHeaders: HTTPFields {
+        if case .throttled(let seconds) = self { return [.retryAfter: String(seconds)] }
+        return [:]
+    }
+}

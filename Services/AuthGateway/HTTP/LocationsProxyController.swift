@@ -1,0 +1,57 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOHTTP1
+import OnTheMapShared
+
+/// The StudentLocation routes, under `/v1` and the legacy Parse paths: reads pass straight through;
+/// writes need a session, are refused from other sites' pages, and reach the service as the session's
+/// account, whatever identity the body claims.
+struct LocationsProxyController: Sendable {
+    let locations: LocationsClient
+    let sessions: Sessions
+
+    static let maximumBodySize = 16 * 1024
+
+    /// Old Parse clients test for exactly 201 on a created pin; v1 clients for exactly 200.
+    func addRoutes(to group: RouterGroup<GatewayRequestContext>, legacyParse: Bool) {
+        group.get { request, context in try await forward(request, context: context, objectId: nil) }
+        group.post { request, context in
+            var response = try await forward(request, context: context, objectId: nil)
+            if legacyParse, response.status == .ok { response.status = .created }
+            return response
+        }
+        group.get(":objectId") { request, context in try await forward(request, context: context, objectId: context.parameters.get("objectId")) }
+        group.put(":objectId") { request, context in try await forward(request, context: context, objectId: context.parameters.get("objectId")) }
+        group.delete(":objectId") { request, context in try await forward(request, context: context, objectId: context.parameters.get("objectId")) }
+    }
+
+    private func forward(_ request: Request, context: GatewayRequestContext, objectId: String?) async throws -> Response {
+        var actor: Actor?
+        var body: ByteBuffer?
+        if request.method != .get && request.method != .head {
+            guard !OriginCheck.isCrossSite(request) else { throw GatewayError.crossOrigin }
+            guard let token = SessionCookies.token(in: request), let account = try await sessions.account(for: token) else {
+                throw GatewayError.notLoggedIn
+            }
+            actor = account.actor
+            do {
+                body = try await request.body.collect(upTo: Self.maximumBodySize)
+            } catch {
+                throw GatewayError.bodyTooLarge(limit: Self.maximumBodySize)
+            }
+        }
+        let path = "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
+        var headers = HTTPHeaders()
+        for field in request.headers { headers.add(name: field.name.canonicalName, value: field.value) }
+        let answer = try await locations.send(
+            method: HTTPMethod(rawValue: request.method.rawValue), path: path, query: request.uri.query,
+            headers: headers, body: body, actor: actor, requestID: context.requestID)
+        var fields = HTTPFields()
+        for name in ["Content-Type", "ETag", "Retry-After"] {
+            if let value = answer.headers.first(name: name) { fields[HTTPField.Name(name)!] = value }
+        }
+        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: answer.body))
+    }
+}

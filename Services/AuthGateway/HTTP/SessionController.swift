@@ -1,0 +1,87 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OnTheMapShared
+
+/// `POST` and `DELETE /v1/session` (and `/api/session`), answering exactly as Udacity's session API did.
+struct SessionController: Sendable {
+    let sessions: Sessions
+    let lifetime: Duration
+
+    static let maximumBodySize = 16 * 1024
+
+    func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
+        group.post(use: login)
+        group.delete(use: logout)
+    }
+
+    @Sendable func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let (username, password) = try Self.credentials(try await readJSONObject(request, limit: Self.maximumBodySize))
+        let opened = try await sessions.login(username: username, password: password, address: context.clientAddress)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("account")
+        json.beginObject()
+        json.key("registered")
+        json.bool(true)
+        json.field("key", opened.account.key)
+        json.endObject()
+        json.key("session")
+        json.beginObject()
+        json.field("id", opened.token.rawValue)
+        json.field("expiration", opened.expiresAt.iso8601Microseconds)
+        json.endObject()
+        json.endObject()
+        var headers = HTTPFields()
+        SessionCookies.set(on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue,
+                           maxAge: Int(lifetime.components.seconds))
+        return SessionWire.response(json.bytes, headers: headers)
+    }
+
+    @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        // Apps send a wrong X-XSRF-TOKEN or none; only a browser page must prove it read the cookie.
+        if OriginCheck.hasBrowserOrigin(request) {
+            guard let cookie = request.cookies[SessionCookies.xsrf]?.value, !cookie.isEmpty,
+                  request.headers[HTTPField.Name("X-XSRF-TOKEN")!] == cookie
+            else { throw GatewayError.xsrfMismatch }
+        }
+        let token = SessionCookies.token(in: request)
+        if let token { try await sessions.logout(token) }
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("session")
+        json.beginObject()
+        json.field("id", token?.rawValue ?? "")
+        json.field("expiration", Timestamp.now().iso8601Microseconds)
+        json.endObject()
+        json.endObject()
+        var headers = HTTPFields()
+        SessionCookies.clear(on: &headers)
+        return SessionWire.response(json.bytes, headers: headers)
+    }
+
+    /// `{"udacity": {"username": …, "password": …}}`; `facebook_mobile` is recognised and refused.
+    static func credentials(_ body: [String: Any]) throws(GatewayError) -> (String, String) {
+        let kinds = ["udacity", "facebook_mobile"].filter { body[$0] != nil }
+        guard kinds.count == 1 else { throw .notExactlyOneCredential }
+        if kinds == ["facebook_mobile"] { throw .unsupportedCredential("Facebook") }
+        guard let udacity = body["udacity"] as? [String: Any] else { throw .missingParameter("udacity.username") }
+        guard let username = udacity["username"] as? String, !username.isEmpty else { throw .missingParameter("udacity.username") }
+        guard let password = udacity["password"] as? String, !password.isEmpty else { throw .missingParameter("udacity.password") }
+        return (username.trimmingCharacters(in: .whitespaces), password)
+    }
+}
+
+/// Reads a request body of at most `limit` bytes as a JSON object.
+func readJSONObject(_ request: Request, limit: Int) async throws -> [String: Any] {
+    let body: ByteBuffer
+    do {
+        body = try await request.body.collect(upTo: limit)
+    } catch {
+        throw GatewayError.bodyTooLarge(limit: limit)
+    }
+    guard let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] else {
+        throw GatewayError.malformedBody("The request body must be a JSON object.")
+    }
+    return object
+}

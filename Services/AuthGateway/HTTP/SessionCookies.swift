@@ -1,0 +1,47 @@
+import HTTPTypes
+import Hummingbird
+import OnTheMapShared
+
+/// Where a request's session comes from (the HttpOnly cookie set at login, or `Authorization: Bearer`),
+/// and the cookies a login sets.
+enum SessionCookies {
+    static let session = "onthemap_session"
+    static let xsrf = "XSRF-TOKEN"
+
+    static func token(in request: Request) -> SessionToken? {
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
+            let value = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+            if !value.isEmpty { return SessionToken(value) }
+        }
+        if let cookie = request.cookies[session]?.value, !cookie.isEmpty { return SessionToken(cookie) }
+        return nil
+    }
+
+    /// `XSRF-TOKEN` readable by scripts (some clients force-unwrap it), and the session itself HttpOnly.
+    static func set(on headers: inout HTTPFields, token: SessionToken, xsrf: String, maxAge: Int) {
+        headers[values: .setCookie].append(Cookie(name: self.xsrf, value: xsrf, maxAge: maxAge, path: "/", httpOnly: false, sameSite: .lax).description)
+        headers[values: .setCookie].append(Cookie(name: session, value: token.rawValue, maxAge: maxAge, path: "/", httpOnly: true, sameSite: .lax).description)
+    }
+
+    static func clear(on headers: inout HTTPFields) {
+        headers[values: .setCookie].append(Cookie(name: xsrf, value: "", maxAge: 0, path: "/", httpOnly: false, sameSite: .lax).description)
+        headers[values: .setCookie].append(Cookie(name: session, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .lax).description)
+    }
+}
+
+/// Browser writes from another site's pages are refused: a request that names an `Origin` other than the
+/// host it was sent to, or that the browser marks `Sec-Fetch-Site: cross-site`. Apps send neither.
+enum OriginCheck {
+    static func isCrossSite(_ request: Request) -> Bool {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]?.lowercased(), site == "cross-site" { return true }
+        guard let origin = request.headers[HTTPField.Name("Origin")!], origin != "null" else {
+            return request.headers[HTTPField.Name("Origin")!] == "null"
+        }
+        let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
+        return originHost?.lowercased() != request.head.authority?.lowercased()
+    }
+
+    static func hasBrowserOrigin(_ request: Request) -> Bool {
+        request.headers[HTTPField.Name("Origin")!] != nil || request.headers[HTTPField.Name("Sec-Fetch-Site")!] != nil
+    }
+}

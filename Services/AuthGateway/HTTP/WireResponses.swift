@@ -1,0 +1,59 @@
+import Hummingbird
+import NIOCore
+import OnTheMapShared
+import ServiceKit
+
+/// The session and users routes answer with `)]}'` and a newline before the JSON, successes and
+/// errors alike. Clients strip exactly these 5 bytes.
+enum SessionWire {
+    static let prefix = Array(")]}'\n".utf8)
+
+    static func response(_ json: [UInt8], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], prefixed: Bool = true) -> Response {
+        Response.json(prefixed ? prefix + json : json, status: status, headers: headers)
+    }
+
+    /// `{"status":403,"error":"…"}`, with `parameter` between them when one is to blame.
+    static func errorBody(_ error: GatewayError) -> [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("status", Int(error.status.code))
+        if let parameter = error.parameter { json.field("parameter", parameter) }
+        json.field("error", error.message)
+        json.endObject()
+        return json.bytes
+    }
+}
+
+/// Which shape a route family's errors take.
+enum ErrorStyle: Sendable {
+    case session(prefixed: Bool)
+    case parse
+}
+
+/// Turns failures into the route family's error shape; anything unexpected is logged and answered 500.
+struct GatewayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let style: ErrorStyle
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as GatewayError {
+            if error == .internalFailure { context.logger.error("request failed") }
+            return response(for: error)
+        } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
+            throw error
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            return response(for: .internalFailure)
+        }
+    }
+
+    func response(for error: GatewayError) -> Response {
+        switch style {
+        case .session(let prefixed):
+            SessionWire.response(SessionWire.errorBody(error), status: error.status, headers: error.extraHeaders, prefixed: prefixed)
+        case .parse:
+            Response.json(ParseError(error.parseCode, error.message).jsonBytes, status: error.status, headers: error.extraHeaders)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import OnTheMapShared
+import PostgresNIO
+import ServiceKit
+
+/// `auth.accounts`: who can log in.
+struct AccountStore: Sendable {
+    let database: Database
+
+    enum StoreError: Error { case emailTaken }
+
+    static let columns = "key, provider, email, first_name, last_name"
+
+    func createLocal(email: String, passwordHash: String, firstName: String, lastName: String) async throws -> Account {
+        let account = Account(key: Account.newKey(), provider: "local", email: email, firstName: firstName, lastName: lastName)
+        do {
+            _ = try await database.query("""
+                INSERT INTO auth.accounts (key, provider, email, password_hash, first_name, last_name)
+                VALUES (\(account.key), 'local', \(email), \(passwordHash), \(firstName), \(lastName))
+                """)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            throw StoreError.emailTaken
+        }
+        return account
+    }
+
+    /// A local account by email (case-insensitive) with its password hash.
+    func local(email: String) async throws -> (account: Account, passwordHash: String)? {
+        let rows = try await database.query("""
+            SELECT \(unescaped: Self.columns), password_hash FROM auth.accounts
+            WHERE provider = 'local' AND lower(email) = lower(\(email))
+            """)
+        guard let row = rows.first else { return nil }
+        let (key, provider, email, first, last, hash) = try row.decode((String, String, String, String, String, String).self)
+        return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), hash)
+    }
+
+    func account(key: String) async throws -> Account? {
+        let rows = try await database.query("SELECT \(unescaped: Self.columns) FROM auth.accounts WHERE key = \(key)")
+        return try rows.first.map(Self.account(from:))
+    }
+
+    /// Records what another provider told us about an account at login.
+    func upsertExternal(_ account: Account) async throws {
+        _ = try await database.query("""
+            INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
+            VALUES (\(account.key), \(account.provider), \(account.email), \(account.firstName), \(account.lastName))
+            ON CONFLICT (key) DO UPDATE SET email = EXCLUDED.email, first_name = EXCLUDED.first_name,
+                                            last_name = EXCLUDED.last_name
+            """)
+    }
+
+    static func account(from row: PostgresRow) throws -> Account {
+        let (key, provider, email, first, last) = try row.decode((String, String, String, String, String).self)
+        return Account(key: key, provider: provider, email: email, firstName: first, lastName: last)
+    }
+}

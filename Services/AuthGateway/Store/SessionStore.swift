@@ -1,0 +1,45 @@
+import Foundation
+import OnTheMapShared
+import PostgresNIO
+import ServiceKit
+
+/// `auth.sessions`. Every check reads the table, so a revoked session is dead on every replica at once.
+struct SessionStore: Sendable {
+    let database: Database
+
+    func create(for account: Account, lifetime: Duration) async throws -> (token: SessionToken, expiresAt: Timestamp) {
+        let now = Timestamp.now()
+        let token = SessionToken.generate(at: now)
+        let expires = Timestamp(millisecondsSince1970: now.millisecondsSince1970 + lifetime.components.seconds * 1000)
+        _ = try await database.query("""
+            INSERT INTO auth.sessions (token_hash, account_key, expires_at)
+            VALUES (\(ByteBuffer(bytes: token.hash)), \(account.key), \(expires.iso8601)::timestamptz)
+            """)
+        return (token, expires)
+    }
+
+    /// The account of a live session: not revoked, not expired.
+    func account(for token: SessionToken) async throws -> (account: Account, expiresAt: Timestamp)? {
+        guard token.isWellFormed else { return nil }
+        let rows = try await database.query("""
+            SELECT a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
+            FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
+            WHERE s.token_hash = \(ByteBuffer(bytes: token.hash)) AND s.revoked_at IS NULL AND s.expires_at > now()
+            """)
+        guard let row = rows.first else { return nil }
+        let (key, provider, email, first, last, expires) = try row.decode((String, String, String, String, String, Date).self)
+        return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
+    }
+
+    /// Ends a session now. Returns false when there was no live session with this token.
+    @discardableResult
+    func revoke(_ token: SessionToken) async throws -> Bool {
+        guard token.isWellFormed else { return false }
+        let rows = try await database.query("""
+            UPDATE auth.sessions SET revoked_at = now()
+            WHERE token_hash = \(ByteBuffer(bytes: token.hash)) AND revoked_at IS NULL
+            RETURNING 1
+            """)
+        return !rows.isEmpty
+    }
+}
