@@ -71,6 +71,15 @@ let package = Package(
             path: "Services/AuthGateway",
             resources: [.copy("Resources")]
         ),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "ServiceKit",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "SharedTests",
             dependencies: ["OnTheMapShared"],
@@ -82,6 +91,7 @@ let package = Package(
                 "LocationsService",
                 "OnTheMapShared",
                 "ServiceKit",
+                "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -94,6 +104,7 @@ let package = Package(
                 "AuthGateway",
                 "OnTheMapShared",
                 "ServiceKit",
+                "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

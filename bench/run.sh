@@ -307,6 +307,14 @@ bench_hot_read() {
     forget "$sampler"
     record rss_read_peak_kb "$(cut -d' ' -f1 "$tmp/read-sample")"
     record_wrk read-service read_service
+
+    # For information: the service's smallest route, /healthz (a constant 15-byte body, no token check),
+    # is what this HTTP stack costs per request before any work of the service's own.
+    log "hot read: locations-service /healthz (for information, ${load_seconds}s)"
+    cpu_begin "$service_pid"
+    run_wrk read-health 64 "$load_seconds" "http://127.0.0.1:$port/healthz" --latency -s bench/summary.lua
+    cpu_end read_health service "$service_pid"
+    record_wrk read-health read_health
     stop_service
 }
 

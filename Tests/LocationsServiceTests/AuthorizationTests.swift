@@ -2,6 +2,7 @@ import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// Only the gateway may call the service, writes name their actor, and only owners change pins.

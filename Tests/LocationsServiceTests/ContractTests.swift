@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdTesting
 import OnTheMapShared
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// The StudentLocation routes answer byte for byte in the shapes existing clients decode.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import TestSupport
 @testable import LocationsService
 
 @Suite struct HealthTests {

@@ -1,6 +1,7 @@
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// The default list is served from memory with an ETag, and a write is visible to the next read.

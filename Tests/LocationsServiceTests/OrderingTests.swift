@@ -4,6 +4,7 @@ import OnTheMapShared
 import PostgresNIO
 import Synchronization
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// A follower of the log must never skip an event whose transaction took its position early but

@@ -1,6 +1,7 @@
 import Foundation
 import OnTheMapShared
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// Whole service processes: replicas sharing one database, shutdown by signal, a database outage.
@@ -20,8 +21,8 @@ import Testing
     @Test func aWriteThroughOneReplicaShowsInTheOthersHotReadWithin200ms() async throws {
         let database = try await TestDatabase.create()
         // Both start at once against an empty database: the migration lock lets exactly one migrate.
-        let a = try ServiceProcess(databaseURL: database.url)
-        let b = try ServiceProcess(databaseURL: database.url)
+        let a = try ServiceProcess(locationsOn: database.url)
+        let b = try ServiceProcess(locationsOn: database.url)
         try await a.waitUntilReady()
         try await b.waitUntilReady()
         try await Self.waitForListener(b)
@@ -50,7 +51,7 @@ import Testing
 
     @Test func sigtermFinishesTheRequestInFlightThenExitsZero() async throws {
         let database = try await TestDatabase.create()
-        let service = try ServiceProcess(databaseURL: database.url)
+        let service = try ServiceProcess(locationsOn: database.url)
         try await service.waitUntilReady()
 
         let connection = try RawConnection(port: service.port)
@@ -85,7 +86,7 @@ import Testing
         try await proxy.start()
         var viaProxy = target
         viaProxy.port = proxy.port
-        let service = try ServiceProcess(databaseURL: viaProxy.string!)
+        let service = try ServiceProcess(locationsOn: viaProxy.string!)
         try await service.waitUntilReady()
         #expect(try await service.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader).0 == 200)
 
@@ -122,49 +123,3 @@ import Testing
     }
 }
 
-/// A blocking HTTP/1.1 connection for writing a request in pieces.
-final class RawConnection {
-    private let fd: Int32
-
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else { throw HarnessError("connect failed: \(errno)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    func send(_ text: some StringProtocol) throws {
-        let bytes = Array(text.utf8)
-        guard bytes.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
-            throw HarnessError("send failed: \(errno)")
-        }
-    }
-
-    /// Reads until the peer has sent a whole response (headers plus Content-Length bytes) or closes.
-    func receiveResponse() throws -> String {
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            received += buffer[0..<count]
-            let text = String(decoding: received, as: UTF8.self)
-            if let end = text.range(of: "\r\n\r\n"),
-               let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
-               let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
-               text.utf8.count - text[..<end.upperBound].utf8.count >= length {
-                return text
-            }
-        }
-        return String(decoding: received, as: UTF8.self)
-    }
-
-    deinit { close(fd) }
-}

@@ -4,6 +4,7 @@ import OnTheMapShared
 import PostgresNIO
 import Synchronization
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// Replay rebuilds exactly the read model the live writes produced, even while writes go on.

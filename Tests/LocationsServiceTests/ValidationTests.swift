@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdTesting
 import OnTheMapShared
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// Every bad input gets a clear Parse-style error with the right status, and nothing is written.

@@ -2,6 +2,7 @@ import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
 import Testing
+import TestSupport
 @testable import LocationsService
 
 /// Retries append nothing twice, and stale writes are refused rather than silently lost.

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
+import TestSupport
 @testable import LocationsService
 
 /// Runs the real application on a real socket against a fresh database.
@@ -52,9 +53,4 @@ extension TestClientProtocol {
         let reply = try await send(.get, "/v1/StudentLocation" + query)
         return reply.json["results"] as? [[String: Any]] ?? []
     }
-}
-
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

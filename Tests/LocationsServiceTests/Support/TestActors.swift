@@ -1,5 +1,6 @@
 import HTTPTypes
 import OnTheMapShared
+import TestSupport
 
 /// Accounts the tests act as, and the headers the gateway would send for them.
 enum TestActors {

@@ -3,40 +3,44 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The real `locations-service` binary, started as a child process for tests that need whole processes:
-/// two replicas on one database, signals, a database that goes away.
-final class ServiceProcess: @unchecked Sendable {
-    let port: Int
-    let process = Process()
+/// A real service binary, started as a child process for tests that need whole processes: replicas on
+/// one database, signals, a database that goes away, the gateway in front of the service.
+public final class ServiceProcess: @unchecked Sendable {
+    public let port: Int
+    public let process = Process()
     private let log: URL
 
-    static var binary: URL {
-        if let path = ProcessInfo.processInfo.environment["LOCATIONS_SERVICE_BIN"] { return URL(fileURLWithPath: path) }
-        // The test bundle sits in the build folder, beside the product binaries.
+    /// A product binary: the test bundle sits in the build folder, beside the products.
+    public static func binary(_ name: String) -> URL {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("locations-service").path), folder.path != "/" {
+        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path), folder.path != "/" {
             folder.deleteLastPathComponent()
         }
-        return folder.appendingPathComponent("locations-service")
+        return folder.appendingPathComponent(name)
     }
 
-    init(databaseURL: String, port: Int = freePort()) throws {
+    public init(_ name: String, environment: [String: String], port: Int = freePort()) throws {
         self.port = port
-        log = FileManager.default.temporaryDirectory.appendingPathComponent("locations-service-\(port)-\(UUID().uuidString).log")
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(port)-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", String(port)]
-        process.environment = ["DATABASE_URL": databaseURL, "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "info"]
+        process.executableURL = Self.binary(name)
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port)]
+        process.environment = environment.merging(["INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "info"]) { mine, _ in mine }
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
     }
 
-    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    /// locations-service on `databaseURL`.
+    public convenience init(locationsOn databaseURL: String, port: Int = freePort()) throws {
+        try self.init("locations-service", environment: ["DATABASE_URL": databaseURL], port: port)
+    }
+
+    public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// Waits until `/readyz` answers 200.
-    func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
+    public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let (status, _) = try? await get("/readyz", token: false), status == 200 { return }
@@ -46,7 +50,7 @@ final class ServiceProcess: @unchecked Sendable {
         throw HarnessError("service not ready after \(timeout):\n\(output)")
     }
 
-    func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:],
+    public func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:],
                  token: Bool = true, timeout: TimeInterval = 10) async throws -> (Int, String) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!, timeoutInterval: timeout)
         request.httpMethod = method
@@ -57,14 +61,14 @@ final class ServiceProcess: @unchecked Sendable {
         return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
     }
 
-    func get(_ path: String, token: Bool = true) async throws -> (Int, String) {
+    public func get(_ path: String, token: Bool = true) async throws -> (Int, String) {
         try await request("GET", path, token: token)
     }
 
-    func terminate() { if process.isRunning { process.terminate() } }
+    public func terminate() { if process.isRunning { process.terminate() } }
 
     /// Waits for the process to exit and returns its status, or nil if it is still running at the deadline.
-    func waitForExit(timeout: Duration) async -> Int32? {
+    public func waitForExit(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
@@ -79,7 +83,7 @@ final class ServiceProcess: @unchecked Sendable {
 }
 
 /// A loopback TCP port nobody listens on right now.
-func freePort() -> Int {
+public func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()

@@ -4,19 +4,19 @@ import NIOPosix
 
 /// A loopback TCP relay between the service and PostgreSQL that a test can cut and restore, to play a
 /// database outage without touching the shared test cluster.
-final class TCPProxy: Sendable {
-    let port: Int
+public final class TCPProxy: Sendable {
+    public let port: Int
     private let upstreamHost: String
     private let upstreamPort: Int
     private let state = NIOLockedValueBox<(server: (any Channel)?, connections: [any Channel])>((nil, []))
 
-    init(port: Int = freePort(), upstreamHost: String, upstreamPort: Int) {
+    public init(port: Int = freePort(), upstreamHost: String, upstreamPort: Int) {
         self.port = port
         self.upstreamHost = upstreamHost
         self.upstreamPort = upstreamPort
     }
 
-    func start() async throws {
+    public func start() async throws {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.autoRead, value: false)
@@ -39,7 +39,7 @@ final class TCPProxy: Sendable {
     }
 
     /// Refuses new connections and drops every open one, as a crashed database would.
-    func cut() async {
+    public func cut() async {
         let (server, connections) = state.withLockedValue { state in
             defer { state = (nil, []) }
             return state

@@ -1,0 +1,48 @@
+import Foundation
+
+/// A blocking HTTP/1.1 connection for writing a request in pieces.
+public final class RawConnection {
+    private let fd: Int32
+
+    public init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw HarnessError("connect failed: \(errno)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    public func send(_ text: some StringProtocol) throws {
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+            throw HarnessError("send failed: \(errno)")
+        }
+    }
+
+    /// Reads until the peer has sent a whole response (headers plus Content-Length bytes) or closes.
+    public func receiveResponse() throws -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received += buffer[0..<count]
+            let text = String(decoding: received, as: UTF8.self)
+            if let end = text.range(of: "\r\n\r\n"),
+               let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
+               let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+               text.utf8.count - text[..<end.upperBound].utf8.count >= length {
+                return text
+            }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    deinit { close(fd) }
+}
