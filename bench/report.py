@@ -117,8 +117,8 @@ def main(source, target):
         "## Machine",
         "",
         f"- {r['cpu_model']}, {cpus} cores (`nproc`), {count(num('memory_mb'))} MB memory, {r['os']}",
-        f"- Run on {r['date']}, commit {r['commit']}; load average before the run: {r['load_before']}; "
-        f"benchmarks took {r['total_seconds']} s",
+        f"- Run on {r['date']}, commit {r['commit']}; benchmarks took {r['total_seconds']} s; load average "
+        f"(1, 5, 15 min) {r['load_before']} before and {r['load_after']} after",
         f"- PostgreSQL {r['postgres_version']} (private cluster, default settings: fsync on, synchronous_commit on, "
         f"shared_buffers 128 MB), nginx {r['nginx_version']}, wrk {r['wrk_version']}, Swift {r['swift_version']}",
         f"- Every load: {r['warmup_seconds']} s unmeasured warm-up, then {load_s} s measured. Load generator, server and",

@@ -171,11 +171,22 @@ sample_process() {
 # --- CPU accounting: who used the two cores during a measurement ----------------------------------------
 hz=$(getconf CLK_TCK)
 
+# children_of PID: the ids of PID's live child processes (read from /proc: procps may not be installed).
+children_of() {
+    local file line fields
+    for file in /proc/[0-9]*/stat; do
+        read -r line 2>/dev/null <"$file" || continue  # (it may have ended meanwhile)
+        fields=(${line##*) })  # fields from the third (state) on; the parent's id is 1
+        [ "${fields[1]}" = "$1" ] && echo "${file//[^0-9]/}"
+    done
+    return 0
+}
+
 # proc_ticks PID: CPU clock ticks used so far by PID, its reaped children and its live children
 # (the postmaster's children are the backends; nginx's are its workers).
 proc_ticks() {
     local total=0 pid stat fields
-    for pid in "$1" $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    for pid in "$1" $(children_of "$1"); do
         stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
         fields=(${stat##*) })  # fields from the third (state) on; utime, stime, cutime, cstime are 11-14
         total=$((total + fields[11] + fields[12] + fields[13] + fields[14]))
@@ -351,7 +362,7 @@ bench_replay() {
     pids+=("$guard")
     # The process to sample is timeout's child.
     for _ in $(seq 1 100); do
-        replay_pid=$(ps -o pid= --ppid "$guard" | tr -d ' ')
+        replay_pid=$(children_of "$guard")
         [ -n "$replay_pid" ] && break
         sleep 0.01
     done
@@ -481,7 +492,11 @@ record postgres_version "$("$PG_BIN/postgres" --version | awk '{print $3}')"
 record nginx_version "$(nginx -v 2>&1 | sed 's|.*/||')"
 record wrk_version "$(wrk -v 2>&1 | head -n 1 | awk '{print $2}')"
 record swift_version "$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([^ ]*\).*/\1/p' | head -n 1)"
-record commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet -- Services Shared Package.swift 2>/dev/null || echo '+local changes')"
+if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
+    record commit "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Services Shared Package.swift || echo ' with local changes')"
+else
+    record commit unknown
+fi
 record load_seconds "$load_seconds"
 record warmup_seconds "$warmup_seconds"
 
@@ -490,6 +505,7 @@ bench_hot_read
 bench_post
 bench_replay
 record total_seconds "$((SECONDS - started))"
+record load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 bench/report.py "$results" BENCHMARKS.md
 log "wrote BENCHMARKS.md"

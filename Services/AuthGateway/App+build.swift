@@ -35,6 +35,7 @@ func buildApplication(
 
     let router = Router(context: GatewayRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
+    router.middlewares.add(LogRequestsMiddleware(.debug))
     router.middlewares.add(MetricsMiddleware())
     GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
 

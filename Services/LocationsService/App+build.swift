@@ -37,6 +37,7 @@ func buildApplication(
 
     let router = Router(context: BasicRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
+    router.middlewares.add(LogRequestsMiddleware(.debug))
     router.middlewares.add(MetricsMiddleware())
     router.middlewares.add(ParseErrorMiddleware())
     HealthController(database: database, registry: registry).addRoutes(to: router)

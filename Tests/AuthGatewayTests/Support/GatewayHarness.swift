@@ -1,0 +1,120 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
+import NIOCore
+import OnTheMapShared
+import ServiceKit
+import TestSupport
+@testable import AuthGateway
+
+/// A real locations-service process and the gateway in front of it on a real socket, on a fresh database.
+struct GatewayFixture: Sendable {
+    let database: TestDatabase
+    let locations: ServiceProcess
+}
+
+func withGateway(
+    configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (any TestClientProtocol, GatewayFixture) async throws -> Void
+) async throws {
+    let database = try await TestDatabase.create()
+    let locations = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "debug"])
+    defer { locations.terminate() }
+    try await locations.waitUntilReady()
+    var configuration = try GatewayConfiguration.fromEnvironment([
+        "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)",
+        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.passwordCost = 4
+    configure(&configuration)
+    let app = buildApplication(configuration, logger: TestDatabase.logger)
+    try await app.test(.live) { client in
+        try await body(client, GatewayFixture(database: database, locations: locations))
+    }
+}
+
+/// A response as a test reads it.
+struct Reply: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: String
+
+    /// The JSON after the 5-byte prefix, when there is one.
+    var json: [String: Any] {
+        let text = body.hasPrefix(")]}'\n") ? String(body.dropFirst(5)) : body
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    var cookies: [String: String] {
+        Dictionary(headers[values: .setCookie].compactMap { line -> (String, String)? in
+            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+            return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
+        }, uniquingKeysWith: { $1 })
+    }
+}
+
+/// A student as the tests drive one: an email, a password, and the session once logged in.
+struct Student: Sendable {
+    var email: String
+    var password = "correct horse battery"
+    var firstName = "Jarrod"
+    var lastName = "Parkes"
+    var key = ""
+    var token = ""
+
+    init(_ email: String, firstName: String = "Jarrod", lastName: String = "Parkes") {
+        self.email = email
+        self.firstName = firstName
+        self.lastName = lastName
+    }
+
+    var bearer: HTTPField { HTTPField(name: .authorization, value: "Bearer \(token)") }
+    var actor: Actor { Actor(key: key, firstName: firstName, lastName: lastName) }
+}
+
+extension TestClientProtocol {
+    func send(_ method: HTTPRequest.Method, _ uri: String, body: String? = nil, headers: [HTTPField] = []) async throws -> Reply {
+        try await execute(uri: uri, method: method, headers: HTTPFields(headers), body: body.map { ByteBuffer(string: $0) }) { response in
+            Reply(status: response.status, headers: response.headers, body: String(buffer: response.body))
+        }
+    }
+
+    func signUp(_ student: Student) async throws -> Student {
+        var student = student
+        let reply = try await send(.post, "/v1/accounts", body: """
+            {"email":"\(student.email)","password":"\(student.password)","firstName":"\(student.firstName)","lastName":"\(student.lastName)"}
+            """)
+        guard reply.status == .created, let key = (reply.json["account"] as? [String: Any])?["key"] as? String else {
+            throw HarnessError("sign-up failed: \(reply.status) \(reply.body)")
+        }
+        student.key = key
+        return student
+    }
+
+    func logIn(_ student: Student) async throws -> Student {
+        var student = student
+        let reply = try await send(.post, "/v1/session", body: #"{"udacity":{"username":"\#(student.email)","password":"\#(student.password)"}}"#)
+        guard reply.status == .ok, let id = (reply.json["session"] as? [String: Any])?["id"] as? String else {
+            throw HarnessError("login failed: \(reply.status) \(reply.body)")
+        }
+        student.token = id
+        return student
+    }
+
+    func signedUpAndLoggedIn(_ email: String, firstName: String = "Jarrod", lastName: String = "Parkes") async throws -> Student {
+        try await logIn(try await signUp(Student(email, firstName: firstName, lastName: lastName)))
+    }
+
+    func postPin(as student: Student, mapString: String = "Mountain View, CA") async throws -> String {
+        let reply = try await send(.post, "/v1/StudentLocation", body: """
+            {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"\(mapString)","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}
+            """, headers: [student.bearer])
+        guard reply.status == .ok, let id = reply.json["objectId"] as? String else {
+            throw HarnessError("post failed: \(reply.status) \(reply.body)")
+        }
+        return id
+    }
+}
