@@ -25,7 +25,7 @@ func buildApplication(
     let provider: any IdentityProvider = switch configuration.identityProvider {
     case .local: local
     case .udacity: UdacityIdentityProvider(baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
-                                           accounts: accounts, timeout: .seconds(5), logger: logger)
+                                           accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
     }
     let sessions = Sessions(provider: provider, store: SessionStore(database: database),
                             throttle: LoginThrottle(database: database, policy: configuration.throttle),

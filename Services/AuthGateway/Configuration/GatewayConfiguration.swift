@@ -20,6 +20,8 @@ struct GatewayConfiguration: Sendable {
     var tileURL: String
     var sessionLifetime: Duration
     var logLevel: Logger.Level
+    /// How long the Udacity API and the geocoder may take before the user is told they timed out.
+    var upstreamTimeout: Duration = .seconds(5)
     /// bcrypt cost for new local passwords; lower only in tests.
     var passwordCost: UInt8 = 11
     var throttle = LoginThrottle.Policy()

@@ -1,0 +1,104 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import OnTheMapShared
+import Testing
+import TestSupport
+@testable import AuthGateway
+
+/// IDENTITY_PROVIDER=udacity against a fake Udacity API on loopback that speaks its wire format,
+/// prefix included.
+@Suite struct UdacityProviderTests {
+    static let prefix = ")]}'\n"
+
+    /// Udacity's v1 answers: a session for the one good password, 403 otherwise, and two broken accounts.
+    static func fakeUdacity() -> some ApplicationProtocol {
+        let router = Router()
+        router.post("session") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 4096)
+            let json = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+            let credentials = json?["udacity"] as? [String: String] ?? [:]
+            switch credentials["username"] {
+            case "slow@udacity.com":
+                try await Task.sleep(for: .seconds(3))
+                return Response(status: .ok)
+            case "broken@udacity.com":
+                return Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: "upstream exploded")))
+            case "student@udacity.com" where credentials["password"] == "udacity-password":
+                return text(#"{"account":{"registered":true,"key":"3903878747"},"session":{"id":"1457628510Sc18f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#)
+            default:
+                return text(#"{"status":403,"error":"Account not found or invalid credentials."}"#, status: .forbidden)
+            }
+        }
+        router.get("users/:key") { _, context -> Response in
+            let key = try context.parameters.require("key")
+            let user = #"{"first_name":"Jarrod","last_name":"Parkes","key":"\#(key)","nickname":"Jarrod"}"#
+            return text(#"{"first_name":"Jarrod","last_name":"Parkes","key":"\#(key)","user":\#(user)}"#)
+        }
+        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    }
+
+    static func text(_ json: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: prefix + json)))
+    }
+
+    static func withUdacityGateway(baseURL: String? = nil, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await fakeUdacity().test(.live) { fake in
+            let url = baseURL ?? "http://127.0.0.1:\(fake.port!)"
+            try await withGateway(configure: {
+                $0.identityProvider = .udacity
+                $0.udacityBaseURL = url
+                $0.upstreamTimeout = .seconds(1)
+            }) { client, _ in try await body(client) }
+        }
+    }
+
+    @Test func aUdacityLoginOpensOurSessionWithTheirKeyAndNames() async throws {
+        try await Self.withUdacityGateway { client in
+            let login = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"udacity-password"}}"#)
+            #expect(login.status == .ok)
+            #expect((login.json["account"] as? [String: Any])?["key"] as? String == "3903878747")
+            let token = try #require((login.json["session"] as? [String: Any])?["id"] as? String)
+            #expect(token != "1457628510Sc18f2ad4cd3fb317fb8e028488694088", "the session is ours, not Udacity's")
+            let bearer = HTTPField(name: .authorization, value: "Bearer \(token)")
+            let post = try await client.send(.post, "/v1/StudentLocation", body: #"{"mapString":"Huntsville, Alabama","mediaURL":"https://udacity.com","latitude":34.73,"longitude":-86.58}"#,
+                                             headers: [bearer])
+            let id = try #require(post.json["objectId"] as? String)
+            let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
+            #expect(pin.json["uniqueKey"] as? String == "3903878747")
+            #expect(pin.json["firstName"] as? String == "Jarrod")
+            #expect(pin.json["lastName"] as? String == "Parkes")
+            let profile = try await client.send(.get, "/v1/users/me", headers: [bearer])
+            #expect(profile.json["last_name"] as? String == "Parkes")
+        }
+    }
+
+    @Test func wrongCredentialsAre403ButOutagesAre502AndSilenceIs504() async throws {
+        try await Self.withUdacityGateway { client in
+            let wrong = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"nope"}}"#)
+            #expect(wrong.status == .forbidden)
+            #expect(wrong.body == Self.prefix + #"{"status":403,"error":"Account not found or invalid credentials."}"#)
+
+            let broken = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"broken@udacity.com","password":"x"}}"#)
+            #expect(broken.status == .badGateway)
+            #expect(broken.body == Self.prefix + #"{"status":502,"error":"The identity provider could not be reached; try again shortly."}"#)
+
+            let started = ContinuousClock.now
+            let slow = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"slow@udacity.com","password":"x"}}"#)
+            #expect(slow.status == .gatewayTimeout)
+            #expect(ContinuousClock.now - started < .seconds(3))
+
+            let signUp = try await client.send(.post, "/v1/accounts", body: #"{"email":"a@b.example","password":"12345678","firstName":"A","lastName":"B"}"#)
+            #expect(signUp.status == .forbidden)
+        }
+    }
+
+    @Test func anUnreachableUdacityIs502() async throws {
+        try await Self.withUdacityGateway(baseURL: "http://127.0.0.1:\(freePort())") { client in
+            let reply = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"udacity-password"}}"#)
+            #expect(reply.status == .badGateway)
+        }
+    }
+}
