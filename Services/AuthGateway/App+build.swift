@@ -48,6 +48,9 @@ func buildApplication(
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
     AccountsController(accounts: accounts, provider: provider, hash: { try await local.hash($0) }).addRoutes(to: signUp)
 
+    let feed = LiveFeed(locations: locations, logger: logger)
+    EventsController(feed: feed, locations: locations)
+        .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
     let proxy = LocationsProxyController(locations: locations, sessions: sessions)
     for (path, legacy) in [("v1/StudentLocation", false), ("parse/classes/StudentLocation", true), ("1/classes/StudentLocation", true)] {
         proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
@@ -56,7 +59,7 @@ func buildApplication(
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
-        services: [client, HTTPClientService(client: httpClient)],
+        services: [client, HTTPClientService(client: httpClient), feed],
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()

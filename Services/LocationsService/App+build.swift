@@ -18,19 +18,25 @@ func buildApplication(
     let database = Database(client: client, logger: logger)
     let readModel = ReadModel(database: database)
     let cache = LatestLocationsCache { try await readModel.pins(.latest) }
+    let watch = LogWatch()
     let listening = registry.makeGauge(descriptor: MetricNameDescriptor(
         namespace: "onthemap", metricName: "change_listener_connected", unitName: "",
         helpText: "1 while this replica receives change notifications, so its cached list can be trusted."))
     let notifier = ChangeNotifier(client: client, logger: logger,
-                                  onChange: { cache.invalidate() },
+                                  onChange: {
+                                      cache.invalidate()
+                                      watch.notify()
+                                  },
                                   onConnectionChange: { connected in
                                       cache.setCoherent(connected)
                                       listening.set(connected ? 1.0 : 0.0)
                                   })
     let appended = registry.makeCounter(descriptor: MetricNameDescriptor(
         namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
-    let commands = LocationCommands(events: EventStore(database: database), readModel: readModel, didAppend: {
+    let events = EventStore(database: database)
+    let commands = LocationCommands(events: events, readModel: readModel, didAppend: {
         cache.invalidate()
+        watch.notify()
         notifier.announce()
         appended.increment()
     })
@@ -42,6 +48,7 @@ func buildApplication(
     router.middlewares.add(ParseErrorMiddleware())
     HealthController(database: database, registry: registry).addRoutes(to: router)
     let locations = router.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: configuration.internalToken))
+    ChangesController(events: events, watch: watch).addRoutes(to: locations)
     LocationsController(commands: commands, readModel: readModel, cache: cache).addRoutes(to: locations)
 
     var app = Application(

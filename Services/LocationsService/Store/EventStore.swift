@@ -144,6 +144,7 @@ struct PostgresAppendMissing: Error {}
 /// One event as a follower of the log reads it, its payload already unpacked by SQL.
 struct RecordedEvent: Sendable, Hashable {
     var position: LogPosition
+    var type: LocationEventType
     var streamVersion: Int
     var change: LocationChange
     var recordedAt: Timestamp
@@ -164,7 +165,9 @@ struct RecordedEvent: Sendable, Hashable {
         self.streamVersion = version
         self.recordedAt = Timestamp(recordedAt)
         let changed = changedAt.flatMap(Timestamp.init(iso8601:)) ?? Timestamp(recordedAt)
-        switch LocationEventType(rawValue: type) {
+        guard let eventType = LocationEventType(rawValue: type) else { throw UnknownEventType(type: type) }
+        self.type = eventType
+        switch eventType {
         case .deleted:
             change = .deleted(LocationDeleted(objectId: ObjectID(objectId), uniqueKey: uniqueKey, deletedAt: changed))
         case .posted, .updated:
@@ -172,8 +175,6 @@ struct RecordedEvent: Sendable, Hashable {
                 objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName ?? "", lastName: lastName ?? "",
                 mapString: mapString ?? "", mediaURL: mediaURL ?? "", latitude: latitude ?? 0, longitude: longitude ?? 0,
                 createdAt: createdAt.flatMap(Timestamp.init(iso8601:)) ?? changed, updatedAt: changed))
-        case nil:
-            throw UnknownEventType(type: type)
         }
     }
 }

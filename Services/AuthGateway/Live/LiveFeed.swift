@@ -1,0 +1,82 @@
+import Foundation
+import Logging
+import OnTheMapShared
+import ServiceLifecycle
+import Synchronization
+
+/// Follows locations-service's change feed (one long poll per gateway replica, however many clients
+/// listen) and fans each change out to the connected live streams, with a heartbeat to keep idle
+/// connections open through proxies.
+final class LiveFeed: Service, Sendable {
+    enum Message: Sendable {
+        case change(LocationChangeEvent)
+        case heartbeat
+    }
+
+    private let locations: LocationsClient
+    private let logger: Logger
+    private let heartbeatInterval: Duration
+    private let subscribers = Mutex<[UInt64: AsyncStream<Message>.Continuation]>([:])
+    private let nextID = Atomic<UInt64>(0)
+
+    init(locations: LocationsClient, logger: Logger, heartbeatInterval: Duration = .seconds(15)) {
+        self.locations = locations
+        self.logger = logger
+        self.heartbeatInterval = heartbeatInterval
+    }
+
+    /// A stream of what happens from now on; it ends when the gateway shuts down.
+    func subscribe() -> (id: UInt64, messages: AsyncStream<Message>) {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream.makeStream(of: Message.self, bufferingPolicy: .bufferingNewest(10_000))
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        subscribers.withLock { $0[id] = continuation }
+        return (id, stream)
+    }
+
+    /// Ends one subscriber's stream.
+    func end(_ id: UInt64) {
+        subscribers.withLock { $0[id] }?.finish()
+    }
+
+    func unsubscribe(_ id: UInt64) {
+        _ = subscribers.withLock { $0.removeValue(forKey: id) }
+    }
+
+    var subscriberCount: Int { subscribers.withLock { $0.count } }
+
+    private func broadcast(_ message: Message) {
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(message) }
+    }
+
+    func run() async throws {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await cancelWhenGracefulShutdown { await self.follow() } }
+            group.addTask {
+                await cancelWhenGracefulShutdown {
+                    while (try? await Task.sleep(for: self.heartbeatInterval)) != nil { self.broadcast(.heartbeat) }
+                }
+            }
+        }
+        // Live streams end with the gateway, so shutdown is not held up by open connections.
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+
+    private func follow() async {
+        var cursor = "now"
+        var pause = Duration.milliseconds(200)
+        while !Task.isCancelled {
+            do {
+                let page = try await locations.changes(after: cursor, wait: 20, requestID: "live-feed")
+                page.events.forEach { broadcast(.change($0)) }
+                cursor = page.cursor
+                pause = .milliseconds(200)
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("live feed lost locations-service; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(5))
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Hummingbird
+import OnTheMapShared
+import ServiceKit
+
+/// `GET /v1/StudentLocation/changes?after=<cursor>&wait=<seconds>`: the log in commit order, for the
+/// gateway's live stream. With nothing new it waits (long poll) for a change notification, looking again
+/// now and then, because an event becomes readable only once no earlier transaction can still commit.
+/// `after=now` starts at the head of the log.
+struct ChangesController<Context: RequestContext>: Sendable {
+    let events: EventStore
+    let watch: LogWatch
+
+    static var pageSize: Int { 500 }
+    static var maximumWait: Int { 30 }
+
+    func addRoutes(to group: RouterGroup<Context>) {
+        group.get("changes", use: changes)
+    }
+
+    @Sendable func changes(_ request: Request, context: Context) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        let after: LogPosition
+        switch parameters["after"].map(String.init) {
+        case nil, "now"?: after = try await events.head()
+        case let text?:
+            guard let position = LogPosition(text) else { throw LocationError.invalidQuery("after must be a cursor such as 1234-56, or now.") }
+            after = position
+        }
+        let wait = parameters["wait"].flatMap { Int($0) }.map { min(max($0, 0), Self.maximumWait) } ?? 0
+        let deadline = ContinuousClock.now + .seconds(wait)
+        var page = try await events.events(after: after, limit: Self.pageSize)
+        while page.isEmpty, ContinuousClock.now < deadline {
+            await watch.wait(timeout: min(.milliseconds(250), deadline - .now))
+            page = try await events.events(after: after, limit: Self.pageSize)
+        }
+        let answer = LocationChangePage(
+            events: page.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type) },
+            cursor: (page.last?.position ?? after).description)
+        return .json(Array(try JSONEncoder().encode(answer)))
+    }
+}

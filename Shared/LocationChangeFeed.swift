@@ -1,0 +1,43 @@
+/// One page of the change feed locations-service offers the gateway: events after a cursor, in commit
+/// order, and the cursor to ask from next. Cursors are opaque strings (`<transaction>-<position>`).
+public struct LocationChangePage: Codable, Sendable, Equatable {
+    public var events: [LocationChangeEvent]
+    public var cursor: String
+
+    public init(events: [LocationChangeEvent], cursor: String) {
+        self.events = events
+        self.cursor = cursor
+    }
+}
+
+/// One change as the live stream sends it: `id` resumes the stream (`Last-Event-ID`), `type` is the event
+/// type, and exactly one of `location` (posted, updated) or `deletion` is present.
+public struct LocationChangeEvent: Codable, Sendable, Equatable {
+    public var id: String
+    public var type: LocationEventType
+    public var location: StudentLocation?
+    public var deletion: LocationDeleted?
+
+    public init(id: String, change: LocationChange, type: LocationEventType) {
+        self.id = id
+        self.type = type
+        switch change {
+        case .upserted(let location): self.location = location
+        case .deleted(let deletion): self.deletion = deletion
+        }
+    }
+
+    /// The JSON an SSE `data:` line carries: the pin itself, or the deletion.
+    public var dataJSON: [UInt8] {
+        if let location { return location.jsonBytes }
+        var json = JSONWriter()
+        json.beginObject()
+        if let deletion {
+            json.field("objectId", deletion.objectId.rawValue)
+            json.field("uniqueKey", deletion.uniqueKey)
+            json.field("deletedAt", deletion.deletedAt.iso8601)
+        }
+        json.endObject()
+        return json.bytes
+    }
+}

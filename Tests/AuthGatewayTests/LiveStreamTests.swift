@@ -1,0 +1,99 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import OnTheMapShared
+import Testing
+import TestSupport
+@testable import AuthGateway
+
+/// The live stream of pin changes, as a browser's EventSource reads it.
+@Suite struct LiveStreamTests {
+    /// Reads Server-Sent Events frames from a live response.
+    final class EventReader: @unchecked Sendable {
+        private var iterator: HTTPClientResponse.Body.AsyncIterator
+        private var pending = ""
+
+        init(_ response: HTTPClientResponse) { iterator = response.body.makeAsyncIterator() }
+
+        /// The next frame with an `id`, as its fields; comments and heartbeats are skipped.
+        func next(within limit: Duration = .seconds(5)) async throws -> [String: String] {
+            let deadline = ContinuousClock.now + limit
+            while ContinuousClock.now < deadline {
+                while let end = pending.range(of: "\n\n") {
+                    let frame = pending[..<end.lowerBound]
+                    pending.removeSubrange(..<end.upperBound)
+                    var fields: [String: String] = [:]
+                    for line in frame.split(separator: "\n") where !line.hasPrefix(":") {
+                        let parts = line.split(separator: ":", maxSplits: 1)
+                        if parts.count == 2 { fields[String(parts[0])] = parts[1].trimmingCharacters(in: .whitespaces) }
+                    }
+                    if fields["id"] != nil { return fields }
+                }
+                guard let chunk = try await iterator.next() else { break }
+                pending += String(buffer: chunk)
+            }
+            throw HarnessError("no event within \(limit); unread: \(pending)")
+        }
+    }
+
+    static func open(_ port: Int, lastEventID: String? = nil) async throws -> EventReader {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/StudentLocation/events")
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        #expect(response.status == .ok)
+        #expect(response.headers.first(name: "Content-Type") == "text/event-stream")
+        return EventReader(response)
+    }
+
+    @Test func postsUpdatesAndDeletesArriveAsTheyHappen() async throws {
+        try await withGateway { client, _ in
+            let student = try await client.signedUpAndLoggedIn("live@example.com")
+            let events = try await Self.open(client.port!)
+            try await Task.sleep(for: .milliseconds(200))
+
+            let id = try await client.postPin(as: student, mapString: "Lagos, Nigeria")
+            let posted = try await events.next()
+            #expect(posted["event"] == "LocationPosted")
+            let pin = try JSONSerialization.jsonObject(with: Data((posted["data"] ?? "").utf8)) as? [String: Any]
+            #expect(pin?["objectId"] as? String == id)
+            #expect(pin?["mapString"] as? String == "Lagos, Nigeria")
+
+            _ = try await client.send(.put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"Abuja"}"#, headers: [student.bearer])
+            let updated = try await events.next()
+            #expect(updated["event"] == "LocationUpdated")
+            #expect(updated["data"]?.contains("\"mapString\":\"Abuja\"") == true)
+
+            _ = try await client.send(.delete, "/v1/StudentLocation/\(id)", headers: [student.bearer])
+            let deleted = try await events.next()
+            #expect(deleted["event"] == "LocationDeleted")
+            #expect(deleted["data"]?.hasPrefix("{\"objectId\":\"\(id)\"") == true)
+        }
+    }
+
+    @Test func reconnectingWithLastEventIDReplaysWhatWasMissedOnceThenGoesLive() async throws {
+        try await withGateway { client, _ in
+            let student = try await client.signedUpAndLoggedIn("resume@example.com")
+            let first = try await Self.open(client.port!)
+            try await Task.sleep(for: .milliseconds(200))
+            _ = try await client.postPin(as: student, mapString: "Seen")
+            let seen = try await first.next()
+            let lastID = try #require(seen["id"])
+
+            // While disconnected (the first reader is simply no longer read), two more pins arrive.
+            let missedA = try await client.postPin(as: student, mapString: "Missed A")
+            let missedB = try await client.postPin(as: student, mapString: "Missed B")
+            let resumed = try await Self.open(client.port!, lastEventID: lastID)
+            let replayA = try await resumed.next()
+            let replayB = try await resumed.next()
+            #expect(replayA["data"]?.contains(missedA) == true)
+            #expect(replayB["data"]?.contains(missedB) == true)
+
+            let live = try await client.postPin(as: student, mapString: "Live")
+            let next = try await resumed.next()
+            #expect(next["data"]?.contains(live) == true, "no duplicates of the replayed events: \(next)")
+        }
+    }
+}
