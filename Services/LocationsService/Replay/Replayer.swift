@@ -5,8 +5,9 @@ import PostgresNIO
 
 /// Rebuilds the read model from the event log while the service keeps serving.
 ///
-/// 1. Read the log up to the visibility horizon and fold it in memory: the latest state of every pin.
-/// 2. Load that into a shadow table with `COPY`, then index it.
+/// 1. Read the log up to the visibility horizon, keeping each stream's last event (every posted or updated
+///    event carries the pin's whole state, so the last one decides).
+/// 2. Copy those events' pins from the log into a shadow table, then index it.
 /// 3. Catch up with events that arrived meanwhile, applying them to the shadow table.
 /// 4. Briefly lock out appends, apply the last few events, and swap the shadow table in (or, when
 ///    verifying, compare it with the live table and throw it away).
@@ -36,38 +37,47 @@ struct Replayer: Sendable {
                 CREATE TABLE locations.\(unescaped: table) (LIKE locations.pins INCLUDING DEFAULTS)
                 """, logger: logger)
 
-            // 1. Fold the log in commit order.
-            var fold = PinFold()
+            // 1. Find each stream's last event. Versions of a stream commit in order, so its highest
+            //    version is its last event; one snapshot gives both the events and the cursor after them.
+            var last: [String: (version: Int32, position: Int64, deleted: Bool)] = [:]
             var cursor = LogPosition.start
-            let rows = try await connection.query("""
-                SELECT \(unescaped: RecordedEvent.columns)
-                FROM locations.events
-                WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY transaction_id, position
-                """, logger: logger)
-            for try await row in rows {
-                let event = try RecordedEvent(row)
-                fold.apply(event)
-                cursor = event.position
-                summary.events += 1
-                if summary.events % 4096 == 0 { progress.advance(to: summary.events) }
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
+            do {
+                let newest = try await connection.query("""
+                    SELECT transaction_id::text::bigint, position FROM locations.events
+                    WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                    ORDER BY transaction_id DESC, position DESC LIMIT 1
+                    """, logger: logger).collect()
+                if let row = newest.first {
+                    let (transaction, position) = try row.decode((Int64, Int64).self)
+                    cursor = LogPosition(transactionId: transaction, position: position)
+                }
+                let rows = try await connection.query("""
+                    SELECT stream_name, stream_version, position, event_type = \(LocationEventType.deleted.rawValue)
+                    FROM locations.events
+                    WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                    """, logger: logger)
+                for try await (stream, version, position, deleted) in rows.decode((String, Int32, Int64, Bool).self) {
+                    if (last[stream]?.version ?? 0) < version { last[stream] = (version, position, deleted) }
+                    summary.events += 1
+                    if summary.events % 4096 == 0 { progress.advance(to: summary.events) }
+                }
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
             progress.finish(summary.events)
 
-            // 2. Load and index the shadow table.
-            try await connection.query("SET search_path TO locations", logger: logger)
-            try await connection.copyFrom(table: table, columns: Self.copyColumns, logger: logger) { writer in
-                var buffer = ByteBuffer()
-                for row in fold.rows.values {
-                    Self.appendCopyLine(row.location, version: row.version, to: &buffer)
-                    if buffer.readableBytes > 1 << 20 {
-                        try await writer.write(buffer)
-                        buffer.clear()
-                    }
-                }
-                if buffer.readableBytes > 0 { try await writer.write(buffer) }
-            }
-            try await connection.query("RESET search_path", logger: logger)
+            // 2. Load the pins those events describe straight from the log into the shadow table, then index it.
+            let winners = last.values.filter { !$0.deleted }.map(\.position)
+            try await connection.query("""
+                INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
+                SELECT data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
+                       data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
+                       (data->>'createdAt')::timestamptz, (data->>'updatedAt')::timestamptz, stream_version
+                FROM locations.events JOIN unnest(\(winners)::bigint[]) AS winner(position) USING (position)
+                """, logger: logger)
             try await connection.query("""
                 ALTER TABLE locations.\(unescaped: table) ADD CONSTRAINT \(unescaped: table)_pkey PRIMARY KEY (object_id)
                 """, logger: logger)
@@ -149,7 +159,7 @@ struct Replayer: Sendable {
         let rows = Array(fold.rows.values)
         let pins = rows.map(\.location)
         try await connection.query("""
-            INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.copyColumns.joined(separator: ", ")))
+            INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
             SELECT object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
                    created_at::timestamptz, updated_at::timestamptz, version
             FROM unnest(\(pins.map(\.objectId.rawValue))::text[], \(pins.map(\.uniqueKey))::text[],
@@ -214,34 +224,6 @@ struct Replayer: Sendable {
         return (count, lines)
     }
 
-    static let copyColumns = ["object_id", "unique_key", "first_name", "last_name", "map_string", "media_url",
-                              "latitude", "longitude", "created_at", "updated_at", "version"]
-
-    /// One row in COPY's text format: tab-separated, with `\`, tab, newline and carriage return escaped.
-    static func appendCopyLine(_ location: StudentLocation, version: Int, to buffer: inout ByteBuffer) {
-        func text(_ value: String) {
-            for byte in value.utf8 {
-                switch byte {
-                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-                case 0x09: buffer.writeStaticString("\\t")
-                case 0x0A: buffer.writeStaticString("\\n")
-                case 0x0D: buffer.writeStaticString("\\r")
-                default: buffer.writeInteger(byte)
-                }
-            }
-            buffer.writeInteger(UInt8(0x09))
-        }
-        text(location.objectId.rawValue)
-        text(location.uniqueKey)
-        text(location.firstName)
-        text(location.lastName)
-        text(location.mapString)
-        text(location.mediaURL)
-        text("\(location.latitude)")
-        text("\(location.longitude)")
-        text(location.createdAt.iso8601)
-        text(location.updatedAt.iso8601)
-        buffer.writeString(String(version))
-        buffer.writeInteger(UInt8(0x0A))
-    }
+    static let columns = ["object_id", "unique_key", "first_name", "last_name", "map_string", "media_url",
+                          "latitude", "longitude", "created_at", "updated_at", "version"]
 }
