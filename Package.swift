@@ -111,5 +111,10 @@ let package = Package(
             ],
             path: "Tests/AuthGatewayTests"
         ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["TestSupport", "OnTheMapShared"],
+            path: "Tests/EndToEndTests"
+        ),
     ]
 )

@@ -9,9 +9,11 @@ ensure_toolchain
 data_dir="$PWD/.data/postgres"
 pg_port=${ONTHEMAP_PG_PORT:-54329}
 locations_port=${LOCATIONS_PORT:-8081}
+gateway_port=${PORT:-8080}
 
 echo "building (release)..."
 swift build -c release --product locations-service
+swift build -c release --product auth-gateway
 bin=$(swift build -c release --show-bin-path)
 
 mkdir -p .data
@@ -38,19 +40,29 @@ fi
 export INTERNAL_TOKEN
 
 "$bin/locations-service" migrate
-PORT=$locations_port "$bin/locations-service" serve &
+"$bin/auth-gateway" migrate
+# locations-service is internal: loopback only. The gateway is the public door.
+PORT=$locations_port "$bin/locations-service" serve --host 127.0.0.1 &
+services+=($!)
+LOCATIONS_URL="http://127.0.0.1:$locations_port" PORT=$gateway_port "$bin/auth-gateway" serve &
 services+=($!)
 
-for _ in $(seq 1 50); do
-    python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
-        "http://127.0.0.1:$locations_port/readyz" >/dev/null 2>&1 && break
-    sleep 0.2
-done
+wait_ready() {
+    for _ in $(seq 1 100); do
+        python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" "$1" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    echo "not ready: $1"
+}
+wait_ready "http://127.0.0.1:$locations_port/readyz"
+wait_ready "http://127.0.0.1:$gateway_port/readyz"
 cat <<TXT
 
 On The Map is up.
-  locations-service  http://127.0.0.1:$locations_port   (internal: send Authorization: Bearer \$(cat .data/internal-token))
+  gateway            http://127.0.0.1:$gateway_port   (point the apps and the CLI here; API: /openapi.yaml)
+  locations-service  http://127.0.0.1:$locations_port   (internal only)
   PostgreSQL         $DATABASE_URL   (data in .data/postgres)
+Sign up:  curl -X POST http://127.0.0.1:$gateway_port/v1/accounts -d '{"email":"you@example.com","password":"at least 8","firstName":"Ada","lastName":"Lovelace"}'
 Press Ctrl-C to stop.
 TXT
 wait

@@ -11,7 +11,7 @@ func buildApplication(
     _ configuration: GatewayConfiguration,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     logger baseLogger: Logger? = nil
-) -> some ApplicationProtocol {
+) throws -> some ApplicationProtocol {
     var configuredLogger = baseLogger ?? Logger(label: "auth-gateway")
     configuredLogger.logLevel = configuration.logLevel
     let logger = configuredLogger
@@ -35,9 +35,11 @@ func buildApplication(
 
     let router = Router(context: GatewayRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
+    router.middlewares.add(UnknownRouteMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
     router.middlewares.add(MetricsMiddleware())
     GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
+    try OpenAPIController.bundled().addRoutes(to: router)
 
     for base in ["v1", "api"] {
         let session = router.group("\(base)/session").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))

@@ -23,10 +23,13 @@ struct AccountsController: Sendable {
             guard let value = (body[name] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
                 throw .invalidSignUp(parameter: name, message: "\(name) is required.")
             }
+            guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .invalidSignUp(parameter: name, message: "\(name) must not contain control characters.")
+            }
             return value
         }
         let email = try text("email")
-        guard let password = body["password"] as? String, password.count >= Self.minimumPasswordLength else {
+        guard let password = body["password"] as? String, password.count >= Self.minimumPasswordLength, !password.contains("\u{0}") else {
             throw GatewayError.invalidSignUp(parameter: "password", message: "password must be at least \(Self.minimumPasswordLength) characters.")
         }
         let firstName = try text("firstName")

@@ -68,6 +68,8 @@ struct SessionController: Sendable {
         guard let udacity = body["udacity"] as? [String: Any] else { throw .missingParameter("udacity.username") }
         guard let username = udacity["username"] as? String, !username.isEmpty else { throw .missingParameter("udacity.username") }
         guard let password = udacity["password"] as? String, !password.isEmpty else { throw .missingParameter("udacity.password") }
+        // PostgreSQL text cannot hold NUL, and no account has it in its name or password.
+        guard !username.contains("\u{0}"), !password.contains("\u{0}") else { throw .invalidCredentials }
         return (username.trimmingCharacters(in: .whitespaces), password)
     }
 }

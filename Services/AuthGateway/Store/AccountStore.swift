@@ -35,6 +35,7 @@ struct AccountStore: Sendable {
     }
 
     func account(key: String) async throws -> Account? {
+        guard !key.contains("\u{0}") else { return nil }
         let rows = try await database.query("SELECT \(unescaped: Self.columns) FROM auth.accounts WHERE key = \(key)")
         return try rows.first.map(Self.account(from:))
     }

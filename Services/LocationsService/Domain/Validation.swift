@@ -10,6 +10,7 @@ enum Validation {
     static func mapString(_ text: String) throws(LocationError) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw .invalid("mapString must not be empty.") }
+        try printable(trimmed, field: "mapString")
         guard trimmed.count <= maximumMapStringLength else {
             throw .invalid("mapString must be at most \(maximumMapStringLength) characters.")
         }
@@ -17,8 +18,17 @@ enum Validation {
     }
 
     static func name(_ text: String, field: String) throws(LocationError) -> String {
+        try printable(text, field: field)
         guard text.count <= maximumNameLength else { throw .invalid("\(field) must be at most \(maximumNameLength) characters.") }
         return text
+    }
+
+    /// Control characters have no place in a place name or a person's name (and PostgreSQL text cannot
+    /// hold NUL at all).
+    static func printable(_ text: String, field: String) throws(LocationError) {
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .invalid("\(field) must not contain control characters.")
+        }
     }
 
     static func latitude(_ value: Double) throws(LocationError) -> Double {

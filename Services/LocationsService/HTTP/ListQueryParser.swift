@@ -33,7 +33,11 @@ enum ListQueryParser {
         if let text = parameters["uniqueKey"] {
             query.filters[.uniqueKey] = String(text)
         }
-        if let text = parameters["where"] {
+        if query.filters.values.contains(where: { $0.contains("\u{0}") }) {
+            throw .invalidQuery("uniqueKey must not contain NUL characters.")
+        }
+        // An empty `where` filters nothing, as Parse took it.
+        if let text = parameters["where"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
             for (key, value) in try whereFilters(String(text)) {
                 if let existing = query.filters[key], existing != value {
                     // Two different required values: nothing can match.
@@ -62,6 +66,7 @@ enum ListQueryParser {
             guard let text = value as? String else {
                 throw .invalidQuery("where supports only equality with a string, as in {\"\(name)\":\"value\"}.")
             }
+            guard !text.contains("\u{0}") else { throw .invalidQuery("where values must not contain NUL characters.") }
             filters[key] = text
         }
         return filters

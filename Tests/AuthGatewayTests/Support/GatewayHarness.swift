@@ -30,7 +30,7 @@ func withGateway(
     configuration.port = 0
     configuration.passwordCost = 4
     configure(&configuration)
-    let app = buildApplication(configuration, logger: TestDatabase.logger)
+    let app = try buildApplication(configuration, logger: TestDatabase.logger)
     try await app.test(.live) { client in
         try await body(client, GatewayFixture(database: database, locations: locations))
     }
