@@ -173,9 +173,8 @@ def main(source, target):
         nginx_note = (f"In the nginx run nginx kept {r['read_nginx_cpu_nginx']} cores busy and wrk the rest.")
     replay_pg_seconds = num("replay_service_cpu_postgres") * num("replay_service_seconds")
     if num("replay_service_cpu_seconds") > replay_pg_seconds:
-        replay_note = ("Reading is bound by the Swift side (decoding the columns of every event row, folding them "
-                       "into a dictionary, writing the COPY text), one event at a time on one task, while PostgreSQL "
-                       "waits for it.")
+        replay_note = ("The replay process is the busier side: it decodes every event row it reads and folds the "
+                       "log in memory on one task, while PostgreSQL waits for it.")
     else:
         replay_note = "Most of the work is PostgreSQL's: reading the log in commit order, loading and indexing."
     # One bullet per line of Markdown, whatever its length.

@@ -145,6 +145,16 @@ stop_service() {
     forget "$service_pid"
 }
 
+# expect_service_alive WHAT LOG: a figure measured on a service that died under load means nothing.
+expect_service_alive() {
+    kill -0 "$service_pid" 2>/dev/null && return 0
+    local status=0
+    wait "$service_pid" || status=$?
+    forget "$service_pid"
+    tail -n 20 "$2"
+    fail "locations-service ended during $1 (exit status $status; above 128 means signal number status - 128)"
+}
+
 # rss_kb PID: resident memory now, in kB.
 rss_kb() {
     local key value _
@@ -313,6 +323,7 @@ bench_hot_read() {
     run_wrk read-service 64 "$load_seconds" "http://127.0.0.1:$port/v1/StudentLocation" "${auth[@]}" \
         --latency -s bench/summary.lua
     cpu_end read_service service "$service_pid"
+    expect_service_alive "the hot read" "$results_dir/service-read.log"
     record rss_read_end_kb "$(rss_kb "$service_pid")"
     wait "$sampler"
     forget "$sampler"
@@ -325,6 +336,7 @@ bench_hot_read() {
     cpu_begin "$service_pid"
     run_wrk read-health 64 "$load_seconds" "http://127.0.0.1:$port/healthz" --latency -s bench/summary.lua
     cpu_end read_health service "$service_pid"
+    expect_service_alive "the /healthz load" "$results_dir/service-read.log"
     record_wrk read-health read_health
     stop_service
 }
@@ -430,6 +442,7 @@ bench_post() {
     cpu_begin "$service_pid"
     run_wrk post-service 32 "$load_seconds" "$url" --latency -s bench/post.lua -- "$token" "${actors[@]}"
     cpu_end post_service service "$service_pid"
+    expect_service_alive "the POST load" "$results_dir/service-post.log"
     record rss_post_end_kb "$(rss_kb "$service_pid")"
     wait "$sampler"
     forget "$sampler"

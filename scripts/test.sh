@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 ensure_toolchain
 
+# The end-to-end tests check the published API document with the tools its users would use.
+python3 -c "import schemathesis, openapi_spec_validator" 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check schemathesis openapi-spec-validator
+
 data_dir=$(mktemp -d /tmp/onthemap-test-pg.XXXXXX)
 port=$(free_port)
 cleanup() {

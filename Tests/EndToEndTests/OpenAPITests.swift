@@ -58,7 +58,10 @@ import TestSupport
         try await Self.withSystem { gateway in
             let schema = "http://127.0.0.1:\(gateway.port)/openapi.yaml"
             let common = ["python3", "-m", "schemathesis.cli", "run", schema, "--url", "http://127.0.0.1:\(gateway.port)",
-                          "--max-examples", "25", "--seed", "20261122", "--request-timeout", "10"]
+                          "--max-examples", "25", "--seed", "20261122", "--request-timeout", "10",
+                          // PostgreSQL text cannot hold NUL; such input is refused with a 400, which is right but
+                          // would read as "valid input rejected" to the fuzzer.
+                          "--generation-allow-x00", "false"]
             let (exitAll, outputAll) = try await Self.run(common + ["--checks", "not_a_server_error,status_code_conformance",
                                                                    "--exclude-path", "/v1/StudentLocation/events"])
             #expect(exitAll == 0, "\(outputAll.suffix(6000))")
