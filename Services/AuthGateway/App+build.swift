@@ -50,10 +50,11 @@ func buildApplication(
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
     AccountsController(accounts: accounts, provider: provider, hash: { try await local.hash($0) }).addRoutes(to: signUp)
 
-    let feed = LiveFeed(locations: locations, logger: logger)
+    let latest = LatestListCache()
+    let feed = LiveFeed(locations: locations, cache: latest, logger: logger)
     EventsController(feed: feed, locations: locations)
         .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
-    let proxy = LocationsProxyController(locations: locations, sessions: sessions)
+    let proxy = LocationsProxyController(locations: locations, sessions: sessions, latest: latest)
     for (path, legacy) in [("v1/StudentLocation", false), ("parse/classes/StudentLocation", true), ("1/classes/StudentLocation", true)] {
         proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
     }

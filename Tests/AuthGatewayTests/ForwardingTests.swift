@@ -39,6 +39,31 @@ import TestSupport
         }
     }
 
+    @Test func theCachedLatestListFollowsChangesMadeElsewhere() async throws {
+        try await withGateway { client, fixture in
+            let student = try await client.signedUpAndLoggedIn("cache@example.com")
+            _ = try await client.postPin(as: student, mapString: "First")
+            let warm = try await client.send(.get, "/v1/StudentLocation")
+            let etag = try #require(warm.headers[.eTag])
+            #expect(try await client.send(.get, "/v1/StudentLocation", headers: [HTTPField(name: .ifNoneMatch, value: etag)]).status == .notModified)
+
+            // Another gateway replica's write reaches the service directly; this gateway learns of it
+            // through its live feed.
+            let (status, answer) = try await fixture.locations.request(
+                "POST", "/v1/StudentLocation", body: #"{"mapString":"Elsewhere","mediaURL":"https://a.example","latitude":1,"longitude":2}"#,
+                headers: [InternalHeaders.actor: student.actor.headerValue])
+            #expect(status == 200)
+            let id = try #require((try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])?["objectId"] as? String)
+            let started = ContinuousClock.now
+            var seen = false
+            while ContinuousClock.now - started < .seconds(3) {
+                if try await client.send(.get, "/v1/StudentLocation").body.contains(id) { seen = true; break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(seen, "the gateway kept serving a stale list")
+        }
+    }
+
     @Test func healthAndReadiness() async throws {
         try await withGateway { client, _ in
             let health = try await client.send(.get, "/healthz")

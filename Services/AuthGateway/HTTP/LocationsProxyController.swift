@@ -11,12 +11,13 @@ import OnTheMapShared
 struct LocationsProxyController: Sendable {
     let locations: LocationsClient
     let sessions: Sessions
+    let latest: LatestListCache
 
     static let maximumBodySize = 16 * 1024
 
     /// Old Parse clients test for exactly 201 on a created pin; v1 clients for exactly 200.
     func addRoutes(to group: RouterGroup<GatewayRequestContext>, legacyParse: Bool) {
-        group.get { request, context in try await forward(request, context: context, objectId: nil) }
+        group.get { request, context in try await list(request, context: context) }
         group.post { request, context in
             var response = try await forward(request, context: context, objectId: nil)
             if legacyParse, response.status == .ok { response.status = .created }
@@ -27,7 +28,27 @@ struct LocationsProxyController: Sendable {
         group.delete(":objectId") { request, context in try await forward(request, context: context, objectId: context.parameters.get("objectId")) }
     }
 
-    private func forward(_ request: Request, context: GatewayRequestContext, objectId: String?) async throws -> Response {
+    /// The default list comes from the gateway's cache when it can be trusted; anything else is forwarded.
+    private func list(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        guard LatestListCache.isDefaultList(request.uri.query) else {
+            return try await forward(request, context: context, objectId: nil)
+        }
+        if let entry = latest.current {
+            if request.headers[.ifNoneMatch] == entry.etag {
+                return Response(status: .notModified, headers: [.eTag: entry.etag])
+            }
+            return Response(status: .ok, headers: [.contentType: "application/json", .eTag: entry.etag],
+                            body: .init(byteBuffer: entry.body))
+        }
+        let generation = latest.generation
+        let response = try await forward(request, context: context, objectId: nil, keepBody: { status, etag, body in
+            if status == 200, let etag { latest.store(.init(body: body, etag: etag), fetchedAt: generation) }
+        })
+        return response
+    }
+
+    private func forward(_ request: Request, context: GatewayRequestContext, objectId: String?,
+                         keepBody: (Int, String?, ByteBuffer) -> Void = { _, _, _ in }) async throws -> Response {
         var actor: Actor?
         var body: ByteBuffer?
         if request.method != .get && request.method != .head {
@@ -48,6 +69,8 @@ struct LocationsProxyController: Sendable {
         let answer = try await locations.send(
             method: HTTPMethod(rawValue: request.method.rawValue), path: path, query: request.uri.query,
             headers: headers, body: body, actor: actor, requestID: context.requestID)
+        if actor != nil, (200..<300).contains(answer.status) { latest.invalidate() }
+        keepBody(answer.status, answer.headers.first(name: "ETag"), answer.body)
         var fields = HTTPFields()
         for name in ["Content-Type", "ETag", "Retry-After"] {
             if let value = answer.headers.first(name: name) { fields[HTTPField.Name(name)!] = value }

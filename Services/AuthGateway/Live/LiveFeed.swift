@@ -15,12 +15,14 @@ final class LiveFeed: Service, Sendable {
 
     private let locations: LocationsClient
     private let logger: Logger
+    private let cache: LatestListCache
     private let heartbeatInterval: Duration
     private let subscribers = Mutex<[UInt64: AsyncStream<Message>.Continuation]>([:])
     private let nextID = Atomic<UInt64>(0)
 
-    init(locations: LocationsClient, logger: Logger, heartbeatInterval: Duration = .seconds(15)) {
+    init(locations: LocationsClient, cache: LatestListCache, logger: Logger, heartbeatInterval: Duration = .seconds(15)) {
         self.locations = locations
+        self.cache = cache
         self.logger = logger
         self.heartbeatInterval = heartbeatInterval
     }
@@ -68,10 +70,14 @@ final class LiveFeed: Service, Sendable {
         while !Task.isCancelled {
             do {
                 let page = try await locations.changes(after: cursor, wait: 20, requestID: "live-feed")
+                if !page.events.isEmpty { cache.invalidate() }
+                // Only once the feed has caught up can the cached list be trusted.
+                cache.setFollowingIfNeeded()
                 page.events.forEach { broadcast(.change($0)) }
                 cursor = page.cursor
                 pause = .milliseconds(200)
             } catch {
+                cache.setFollowing(false)
                 if Task.isCancelled { return }
                 logger.warning("live feed lost locations-service; retrying", metadata: ["error": "\(String(reflecting: error))"])
                 try? await Task.sleep(for: pause)

@@ -1,0 +1,64 @@
+import NIOCore
+import Synchronization
+
+/// The gateway's copy of the hot read (the latest 100 pins, as locations-service encoded them), so the
+/// most common request of all is answered without a hop. It is trusted only while the live feed is
+/// following the log: every change the feed reports, and every write through this gateway, drops it.
+final class LatestListCache: Sendable {
+    struct Entry: Sendable {
+        let body: ByteBuffer
+        let etag: String
+    }
+
+    private struct State {
+        var entry: Entry?
+        var generation: UInt64 = 0
+        var following = false
+    }
+    private let state = Mutex(State())
+
+    /// The cached list, if it can be trusted now.
+    var current: Entry? {
+        state.withLock { $0.following ? $0.entry : nil }
+    }
+
+    /// The generation to pass to `store` after fetching, so a fetch that raced a change is not kept.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    func store(_ entry: Entry, fetchedAt generation: UInt64) {
+        state.withLock { state in
+            if state.generation == generation { state.entry = entry }
+        }
+    }
+
+    func invalidate() {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entry = nil
+        }
+    }
+
+    func setFollowing(_ following: Bool) {
+        state.withLock { state in
+            state.following = following
+            state.generation &+= 1
+            state.entry = nil
+        }
+    }
+
+    /// Marks the feed as following, dropping the entry only on the transition.
+    func setFollowingIfNeeded() {
+        state.withLock { state in
+            guard !state.following else { return }
+            state.following = true
+            state.generation &+= 1
+            state.entry = nil
+        }
+    }
+
+    /// Whether a list query asks for exactly the default list (any order of its parameters).
+    static func isDefaultList(_ query: String?) -> Bool {
+        guard let query, !query.isEmpty else { return true }
+        return query.split(separator: "&").allSatisfy { ["limit=100", "order=-updatedAt", "skip=0"].contains($0) }
+    }
+}
