@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -32,6 +33,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Services/ServiceKit"
+        ),
+        .target(
+            name: "Geocoding",
+            dependencies: [
+                "OnTheMapShared",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Services/Geocoding",
+            resources: [.copy("Resources")]
         ),
         .executableTarget(
             name: "LocationsService",
@@ -65,6 +76,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LocationsServiceTests"
+        ),
+        .testTarget(
+            name: "GeocodingTests",
+            dependencies: [
+                "Geocoding",
+                "OnTheMapShared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/GeocodingTests"
         ),
     ]
 )
