@@ -36,6 +36,16 @@ let package = Package(
             ],
             path: "Services/ServiceKit"
         ),
+        .target(
+            name: "Geocoding",
+            dependencies: [
+                "OnTheMapShared",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Services/Geocoding",
+            resources: [.copy("Resources")]
+        ),
         .executableTarget(
             name: "LocationsService",
             dependencies: [
@@ -57,6 +67,7 @@ let package = Package(
             dependencies: [
                 "OnTheMapShared",
                 "ServiceKit",
+                "Geocoding",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -115,6 +126,18 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "OnTheMapShared"],
             path: "Tests/EndToEndTests"
+        ),
+        .testTarget(
+            name: "GeocodingTests",
+            dependencies: [
+                "Geocoding",
+                "OnTheMapShared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/GeocodingTests"
         ),
     ]
 )

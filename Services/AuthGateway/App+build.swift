@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Geocoding
 import Hummingbird
 import Logging
 import OnTheMapShared
@@ -50,6 +51,11 @@ func buildApplication(
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
     AccountsController(accounts: accounts, provider: provider, hash: { try await local.hash($0) }).addRoutes(to: signUp)
 
+    let upstreamGeocoder: (any Geocoder)? = configuration.geocoderURL.map {
+        NominatimGeocoder(baseURL: $0, httpClient: httpClient, timeout: configuration.upstreamTimeout)
+    }
+    GeocodeController(gazetteer: try Gazetteer.bundled(), upstream: upstreamGeocoder, logger: logger)
+        .addRoutes(to: router.group("v1/geocode").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false))))
     let latest = LatestListCache()
     let feed = LiveFeed(locations: locations, cache: latest, logger: logger)
     EventsController(feed: feed, locations: locations)

@@ -25,6 +25,7 @@ enum GatewayError: Error, Equatable {
     case geocodeQueryMissing
     case noGeocodeMatch(String)
     case geocoderUnavailable
+    case geocoderTimedOut
     case internalFailure
 
     var status: HTTPResponse.Status {
@@ -33,7 +34,7 @@ enum GatewayError: Error, Equatable {
         case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
         case .throttled: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
-        case .identityTimedOut: .gatewayTimeout
+        case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
         case .userNotFound, .noGeocodeMatch: .notFound
         case .emailTaken: .conflict
         case .notLoggedIn: .unauthorized
@@ -65,6 +66,7 @@ enum GatewayError: Error, Equatable {
         case .geocodeQueryMissing: "Add the place to look up as ?q=, for example ?q=Mountain%20View,%20CA."
         case .noGeocodeMatch(let query): "No place matches \"\(query)\"."
         case .geocoderUnavailable: "The geocoder could not be reached; try again shortly."
+        case .geocoderTimedOut: "The geocoder did not answer in time; try again shortly."
         case .internalFailure: "Internal server error."
         }
     }

@@ -1,0 +1,120 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import OnTheMapShared
+
+/// Geocodes through a Nominatim-compatible server (`GEOCODER_URL`), for what the gazetteer cannot
+/// place: street addresses, landmarks.
+///
+/// Every call answers within `timeout`, whatever the upstream does; failures arrive as `GeocoderError`.
+public struct NominatimGeocoder: Geocoder {
+    /// Nominatim's usage policy asks every client to name itself.
+    public static let defaultUserAgent = "OnTheMap/1.0 (student map pins; geocoding)"
+    /// Answers are a handful of small objects; anything far larger is not a search answer.
+    static let maximumBodyBytes = 1 << 20
+
+    private let searchURL: String
+    private let httpClient: HTTPClient
+    private let timeout: Duration
+    private let userAgent: String
+
+    public init(baseURL: String, httpClient: HTTPClient, timeout: Duration = .seconds(5),
+                userAgent: String = NominatimGeocoder.defaultUserAgent) {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.searchURL = base + "/search"
+        self.httpClient = httpClient
+        self.timeout = timeout
+        self.userAgent = userAgent
+    }
+
+    public func geocode(_ query: String, limit: Int) async throws -> [GeocodeCandidate] {
+        guard limit > 0 else { return [] }
+        // Nominatim answers at most 40 results whatever is asked.
+        var request = HTTPClientRequest(url: url(for: query, limit: min(limit, 40)))
+        request.headers.add(name: "User-Agent", value: userAgent)
+        request.headers.add(name: "Accept", value: "application/json")
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        let (status, body) = try await withUpstreamErrors {
+            let response = try await httpClient.execute(request, deadline: deadline)
+            // The deadline above covers only the response head; the body gets what time is left.
+            let body = try await withTimeLimit(until: deadline) {
+                try await response.body.collect(upTo: Self.maximumBodyBytes)
+            }
+            return (Int(response.status.code), body)
+        }
+        guard (200..<300).contains(status) else { throw GeocoderError.upstreamFailed(status: status) }
+        guard let places = try? JSONDecoder().decode([NominatimPlace].self, from: Data(body.readableBytesView)) else {
+            throw GeocoderError.upstreamFailed(status: status)
+        }
+        return Array(places.compactMap(\.candidate).prefix(limit))
+    }
+
+    func url(for query: String, limit: Int) -> String {
+        "\(searchURL)?q=\(Self.percentEncoded(query))&format=jsonv2&addressdetails=1&limit=\(limit)"
+    }
+
+    /// Query-component encoding of UTF-8 bytes: only RFC 3986's unreserved characters stay as they are,
+    /// so "&", "+", "#" and non-ASCII letters all reach the upstream intact.
+    static func percentEncoded(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+}
+
+/// Translates what the HTTP client throws into the upstream errors the gateway knows how to answer.
+private func withUpstreamErrors<T>(_ operation: () async throws -> T) async throws -> T {
+    do {
+        return try await operation()
+    } catch let error as GeocoderError {
+        throw error
+    } catch let error as HTTPClientError {
+        if Task.isCancelled { throw CancellationError() }
+        switch error {
+        case .deadlineExceeded, .readTimeout, .writeTimeout, .cancelled, .getConnectionFromPoolTimeout:
+            throw GeocoderError.upstreamTimedOut
+        default:
+            throw GeocoderError.upstreamUnavailable
+        }
+    } catch is CancellationError {
+        throw CancellationError()
+    } catch is NIOTooManyBytesError {
+        throw GeocoderError.upstreamFailed(status: 200)
+    } catch {
+        // Socket-level failures: connection refused, reset, unknown host.
+        throw GeocoderError.upstreamUnavailable
+    }
+}
+
+/// Runs `operation`, throwing `GeocoderError.upstreamTimedOut` once `deadline` passes; the operation
+/// is cancelled then, which the HTTP client's body stream honours.
+private func withTimeLimit<T: Sendable>(until deadline: NIODeadline, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            let remaining = deadline - NIODeadline.now()
+            try await Task.sleep(nanoseconds: UInt64(max(0, remaining.nanoseconds)))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw GeocoderError.upstreamTimedOut }
+        return value
+    }
+}
+
+private extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
