@@ -30,7 +30,9 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
+                "OnTheMapShared",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -50,12 +50,7 @@ struct AccountsController: Sendable {
         }
         var json = JSONWriter()
         json.beginObject()
-        json.key("account")
-        json.beginObject()
-        json.key("registered")
-        json.bool(true)
-        json.field("key", account.key)
-        json.endObject()
+        SessionController.writeAccount(account, to: &json)
         json.endObject()
         return Response.json(json.bytes, status: .created)
     }

@@ -20,12 +20,7 @@ struct SessionController: Sendable {
         let opened = try await sessions.login(username: username, password: password, address: context.clientAddress)
         var json = JSONWriter()
         json.beginObject()
-        json.key("account")
-        json.beginObject()
-        json.key("registered")
-        json.bool(true)
-        json.field("key", opened.account.key)
-        json.endObject()
+        Self.writeAccount(opened.account, to: &json)
         json.key("session")
         json.beginObject()
         json.field("id", opened.token.rawValue)
@@ -58,6 +53,16 @@ struct SessionController: Sendable {
         var headers = HTTPFields()
         SessionCookies.clear(on: &headers)
         return SessionWire.response(json.bytes, headers: headers)
+    }
+
+    /// `"account":{"registered":true,"key":"…"}`: `registered` is what some clients take for success.
+    static func writeAccount(_ account: Account, to json: inout JSONWriter) {
+        json.key("account")
+        json.beginObject()
+        json.key("registered")
+        json.bool(true)
+        json.field("key", account.key)
+        json.endObject()
     }
 
     /// `{"udacity": {"username": …, "password": …}}`; `facebook_mobile` is recognised and refused.
