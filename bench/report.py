@@ -36,6 +36,11 @@ def main(source, target):
     def verdict(ok):
         return "PASS" if ok else "MISS"
 
+    def fmt_ratio(value, goal):
+        """Two decimals, or three where two would hide which side of the goal the ratio is on."""
+        text = f"{value:.2f}"
+        return f"{value:.3f}" if goal is not None and float(text) == goal else text
+
     read_ratio = num("read_service_rps") / num("read_nginx_rps")
     replay_ratio = num("replay_service_seconds") / num("replay_sql_seconds")
     replay_ratio_bare = num("replay_service_seconds") / num("replay_sql_noindex_seconds")
@@ -51,7 +56,7 @@ def main(source, target):
          f"{body_kb:.1f} KB), wrk -t2 -c64 {load_s} s",
          f"{count(num('read_service_rps'))} req/s",
          f"nginx, same bytes as a static file: {count(num('read_nginx_rps'))} req/s",
-         f"{read_ratio:.2f}×", f"≥ {READ_GOAL}×", verdict(read_ratio >= READ_GOAL)),
+         f"{fmt_ratio(read_ratio, READ_GOAL)}×", f"≥ {READ_GOAL}×", verdict(read_ratio >= READ_GOAL)),
         ("Hot read, against the service's own `/healthz` (smallest route of the same HTTP stack; for information)",
          f"{count(num('read_service_rps'))} req/s",
          f"`GET /healthz`: {count(num('read_health_rps'))} req/s",
@@ -59,7 +64,7 @@ def main(source, target):
         (f"Replay: `locations-service replay`, {count(events)} events → {count(live_pins)} pins (wall clock)",
          f"{num('replay_service_seconds'):.2f} s",
          f"one SQL `INSERT … SELECT DISTINCT ON` + the same 3 indexes: {num('replay_sql_seconds'):.2f} s",
-         f"{replay_ratio:.2f}×", f"≤ {REPLAY_GOAL}×", verdict(replay_ratio <= REPLAY_GOAL)),
+         f"{fmt_ratio(replay_ratio, REPLAY_GOAL)}×", f"≤ {REPLAY_GOAL}×", verdict(replay_ratio <= REPLAY_GOAL)),
         ("Replay, against the SQL rebuild without indexes (for information)",
          f"{num('replay_service_seconds'):.2f} s",
          f"SQL rebuild, no indexes: {num('replay_sql_noindex_seconds'):.2f} s",
@@ -67,7 +72,7 @@ def main(source, target):
         (f"Durable POST: `POST /v1/StudentLocation` (one event + one pin, fsync on), wrk -c32 {load_s} s",
          f"{count(num('post_service_rps'))} req/s",
          f"pgbench -c32 -j2, the same statement (bench/append.sql): {count(num('post_pgbench_tps'))} tps",
-         f"{post_ratio:.2f}×", f"≥ {POST_GOAL}×", verdict(post_ratio >= POST_GOAL)),
+         f"{fmt_ratio(post_ratio, POST_GOAL)}×", f"≥ {POST_GOAL}×", verdict(post_ratio >= POST_GOAL)),
         (f"Durable POST, against pgbench with the service's {r['post_pgbench_pool_clients']} append connections "
          "(for information)",
          f"{count(num('post_service_rps'))} req/s",
@@ -91,18 +96,32 @@ def main(source, target):
     def per_event(cpu_seconds):
         return f"{cpu_seconds / events * 1e6:.1f} µs"
 
+    others = {}  # run -> cores used by processes outside the benchmark
+
+    def cores(prefix, server=None):
+        """server / PostgreSQL / client / interrupts / other, in cores."""
+        used = num(prefix + "_cpu_postgres") + num(prefix + "_cpu_client") + num(prefix + "_cpu_interrupts")
+        server_text = "—"
+        if server:
+            used += num(f"{prefix}_cpu_{server}")
+            server_text = r[f"{prefix}_cpu_{server}"]
+        other = max(0.0, num(prefix + "_cpu_machine") - used)
+        others[prefix] = other
+        return (f"{server_text} / {r[prefix + '_cpu_postgres']} / {r[prefix + '_cpu_client']} / "
+                f"{r[prefix + '_cpu_interrupts']} / {other:.2f}")
+
     def wrk_row(name, prefix, server):
         rate = num(prefix + "_rps")
         return (f"| {name} | {count(rate)} req/s | {ms(prefix + '_p50_us')} | {ms(prefix + '_p99_us')} | "
                 f"{r[prefix + '_status_errors']} status, {r[prefix + '_socket_errors']} socket | "
-                f"{r[prefix + '_cpu_machine']} / {r[f'{prefix}_cpu_{server}']} / {r[prefix + '_cpu_postgres']} | "
+                f"{cores(prefix, server)} | "
                 f"{us(num(f'{prefix}_cpu_{server}'), rate)} / {us(num(prefix + '_cpu_postgres'), rate)} |")
 
     def pgbench_row(name, prefix):
         rate = num(prefix + "_tps")
         return (f"| {name} | {count(rate)} tps | {r[prefix + '_latency_ms']} ms (mean) | — | "
-                f"{r.get(prefix + '_failed') or '0'} failed | {r[prefix + '_cpu_machine']} / — / "
-                f"{r[prefix + '_cpu_postgres']} | — / {us(num(prefix + '_cpu_postgres'), rate)} |")
+                f"{r.get(prefix + '_failed') or '0'} failed | {cores(prefix)} | "
+                f"— / {us(num(prefix + '_cpu_postgres'), rate)} |")
 
     cpus = r["cpus"]
     lines = [
@@ -134,7 +153,8 @@ def main(source, target):
         "",
         "## Details",
         "",
-        "| Run | Throughput | p50 | p99 | Errors | Cores busy: machine / server / PostgreSQL | CPU per request: server / PostgreSQL |",
+        "| Run | Throughput | p50 | p99 | Errors | Cores busy: server / PostgreSQL / client / interrupts / other | "
+        "CPU per request: server / PostgreSQL |",
         "| --- | --- | --- | --- | --- | --- | --- |",
         wrk_row("hot read, nginx", "read_nginx", "nginx"),
         wrk_row("hot read, service", "read_service", "service"),
@@ -142,18 +162,25 @@ def main(source, target):
         wrk_row("POST, service", "post_service", "service"),
         pgbench_row("POST, pgbench -c32", "post_pgbench"),
         pgbench_row(f"POST, pgbench -c{r['post_pgbench_pool_clients']}", "post_pgbench_pool"),
-        f"| replay, service | {count(events / num('replay_service_seconds'))} events/s | — | — | — | "
-        f"{r['replay_service_cpu_machine']} / {num('replay_service_cpu_seconds') / num('replay_service_seconds'):.2f} / "
-        f"{r['replay_service_cpu_postgres']} | {per_event(num('replay_service_cpu_seconds'))} / "
+        f"| replay, service (the client is `replay`) | {count(events / num('replay_service_seconds'))} events/s | — | — | — | "
+        f"{cores('replay_service')} | {per_event(num('replay_service_cpu_client') * num('replay_service_seconds'))} / "
         f"{per_event(num('replay_service_cpu_postgres') * num('replay_service_seconds'))} per event |",
-        f"| replay, SQL | {count(events / num('replay_sql_seconds'))} events/s | — | — | — | "
-        f"{r['replay_sql_cpu_machine']} / — / {r['replay_sql_cpu_postgres']} | "
+        f"| replay, SQL (the client is psql) | {count(events / num('replay_sql_seconds'))} events/s | — | — | — | "
+        f"{cores('replay_sql')} | "
         f"— / {per_event(num('replay_sql_cpu_postgres') * num('replay_sql_seconds'))} per event |",
+        "",
+        "",
+        "Cores are averages over each measured run, 1.0 being one core busy throughout: the server under test,",
+        "PostgreSQL (all its processes), the client (wrk, pgbench, `replay` or psql), interrupt work that the",
+        "kernel charges to no process (irq and softirq, which is where much of loopback TCP is done), and the",
+        "rest: processes that are not part of the benchmark, and time the hypervisor kept (steal).",
         "",
         f"- The POST run answered {count(num('post_service_requests'))} requests and the log gained "
         f"{count(num('post_service_events'))} events (wrk does not count the up to 32 requests still in flight "
         f"when it stops); the service had {r['post_service_db_connections']} PostgreSQL connections open, one of them "
-        "held for LISTEN.",
+        f"held for LISTEN. Over the service's life PostgreSQL committed {count(num('post_service_all_commits'))} "
+        f"transactions in its database for {count(num('post_service_all_events'))} appended events, "
+        f"{num('post_service_all_commits') / num('post_service_all_events'):.2f} per event (pgbench: 1).",
         f"- Replay log: {count(events)} events in {r['replay_transactions']} transactions over "
         f"{count(num('replay_live_pins') + num('replay_deleted_streams'))} streams ({count(num('replay_deleted_streams'))} "
         f"ending in LocationDeleted), {r['replay_events_mb']} MB with indexes, written by bench/generate-events.sql in "
@@ -165,24 +192,48 @@ def main(source, target):
         "## What limits these figures",
         "",
     ]
-    if num("read_nginx_cpu_nginx") < 0.6 * num("read_nginx_cpu_machine"):
-        nginx_note = (f"In the nginx run wrk is the limit: nginx kept {r['read_nginx_cpu_nginx']} cores busy and wrk "
-                      "most of the rest, so the nginx figure is a floor for what the machine can serve and the "
-                      "ratio, if anything, flatters the service.")
+    if num("read_nginx_cpu_client") >= num("read_nginx_cpu_nginx"):
+        nginx_note = (f"In the nginx run wrk needed as much CPU as nginx or more ({r['read_nginx_cpu_client']} against "
+                      f"{r['read_nginx_cpu_nginx']} cores): on shared cores the load generator bounds that figure, so "
+                      "it is a floor for what nginx can serve and the ratio, if anything, flatters the service.")
     else:
-        nginx_note = (f"In the nginx run nginx kept {r['read_nginx_cpu_nginx']} cores busy and wrk the rest.")
+        nginx_note = (f"In the nginx run nginx used {r['read_nginx_cpu_nginx']} cores and wrk "
+                      f"{r['read_nginx_cpu_client']}.")
     replay_pg_seconds = num("replay_service_cpu_postgres") * num("replay_service_seconds")
-    if num("replay_service_cpu_seconds") > replay_pg_seconds:
+    replay_cpu = num("replay_service_cpu_seconds")
+    if replay_cpu > 1.3 * replay_pg_seconds:
         replay_note = ("The replay process is the busier side: it decodes every event row it reads and folds the "
                        "log in memory on one task, while PostgreSQL waits for it.")
+    elif replay_pg_seconds > 1.3 * replay_cpu:
+        replay_note = "Most of the work is PostgreSQL's: reading the log, loading and indexing the pins."
     else:
-        replay_note = "Most of the work is PostgreSQL's: reading the log in commit order, loading and indexing."
+        replay_note = ("Neither side fills a core: replay works on one connection, one step at a time (read and "
+                       "fold the log, then load the pins, then build each index), so the two mostly take turns "
+                       "and their times add up rather than overlap.")
+    pool_tps, full_tps = num("post_pgbench_pool_tps"), num("post_pgbench_tps")
+    if pool_tps < 0.9 * full_tps:
+        pool_note = (f"pgbench keeps 32 transactions in flight ({count(full_tps)} tps); held to the "
+                     f"{r['post_pgbench_pool_clients']} connections the service can append on (its pool opened "
+                     f"{r['post_service_db_connections']}, one is held for LISTEN) it does {count(pool_tps)} tps, so "
+                     "the pool's size accounts for part of the gap.")
+    else:
+        pool_note = (f"pgbench does {count(full_tps)} tps with 32 connections and {count(pool_tps)} with the "
+                     f"{r['post_pgbench_pool_clients']} the service can append on (its pool opened "
+                     f"{r['post_service_db_connections']}, one is held for LISTEN): the pool's size is not what holds "
+                     "the service back here.")
+    cpu_per_post = (num("post_service_cpu_service") + num("post_service_cpu_postgres")
+                    + num("post_service_cpu_client")) / num("post_service_rps")
+    worst = max(others, key=others.get)
+    if others[worst] >= 0.15:
+        noise_note = (f"Other processes on the machine also took CPU during this run (up to {others[worst]:.2f} cores, "
+                      f"in {worst.replace('_', ' ')}): the figures of the runs they disturbed are lower than the "
+                      "machine can do, on whichever side they fell.")
+    else:
+        noise_note = "Nothing else on the machine took a noticeable share of the CPU during this run."
     # One bullet per line of Markdown, whatever its length.
     lines += ["- " + " ".join(parts) for parts in [
         [f"**Shared cores.** {cpus} cores carry everything at once: the load generator (wrk or pgbench), the server",
-         "under test and PostgreSQL. \"Machine\" in the cores column counts every process on the machine; what the",
-         "named processes do not account for is the load generator (and anything else running: the load average",
-         f"before this run was {r['load_before']}). Whatever CPU one of them uses, the others cannot."],
+         "under test and PostgreSQL; whatever CPU one of them uses, the others cannot.", noise_note],
         [f"**Hot read.** nginx spends {us(num('read_nginx_cpu_nginx'), num('read_nginx_rps'))} of CPU per",
          f"{body_kb:.0f} KB response, the service {us(num('read_service_cpu_service'), num('read_service_rps'))}.",
          "The service's smallest route, `/healthz`, already costs",
@@ -191,13 +242,15 @@ def main(source, target):
          "middlewares, the hops between the two thread pools), not the cached bytes being sent.",
          nginx_note],
         ["**Durable POST.** Every append waits for its WAL flush (synchronous_commit on), so throughput comes from",
-         "group commit: the more transactions wait for the same flush, the more commit per flush. pgbench keeps 32",
-         f"transactions in flight ({count(num('post_pgbench_tps'))} tps); held to the",
-         f"{r['post_pgbench_pool_clients']} connections the service can append on (its pool opened",
-         f"{r['post_service_db_connections']}, one of them held for LISTEN) it does",
-         f"{count(num('post_pgbench_pool_tps'))} tps. The rest of the gap is CPU: the service spends",
-         f"{us(num('post_service_cpu_service'), num('post_service_rps'))} per POST (HTTP, JSON, X-Actor decoding,",
-         "validation, the statement, a coalesced NOTIFY) on the cores PostgreSQL needs."],
+         "group commit: the more transactions wait for the same flush, the more commit per flush.", pool_note,
+         "What the service adds is CPU on the same cores:",
+         f"{us(num('post_service_cpu_service'), num('post_service_rps'))} per POST in the service and",
+         f"{us(num('post_service_cpu_postgres'), num('post_service_rps'))} in PostgreSQL",
+         f"({num('post_service_all_commits') / num('post_service_all_events'):.2f} commits per event: the append, and",
+         "the NOTIFY that tells other replicas the log moved), against",
+         f"{us(num('post_pgbench_cpu_postgres'), num('post_pgbench_tps'))} for pgbench's transaction. With {cpus}",
+         f"cores for all of it, {cpu_per_post * 1e6:,.0f} µs per POST (service, PostgreSQL and wrk together) allows",
+         f"about {float(cpus) / cpu_per_post:,.0f} POSTs/s."],
         [f"**Replay.** The replay process used {num('replay_service_cpu_seconds'):.1f} s of CPU in",
          f"{num('replay_service_seconds'):.1f} s while PostgreSQL kept {r['replay_service_cpu_postgres']} cores busy",
          f"({replay_pg_seconds:.1f} s of CPU).", replay_note,

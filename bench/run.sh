@@ -168,9 +168,10 @@ rss_kb() {
 sample_process() {
     local pid=$1 end=$((SECONDS + $2)) peak=0 ticks=0 now stat fields
     while [ $SECONDS -lt $end ]; do
-        now=$(rss_kb "$pid" 2>/dev/null) && [ -n "$now" ] || break  # gone, or a zombie (no VmRSS)
+        now=$(rss_kb "$pid" 2>/dev/null) || break
+        [ -n "$now" ] || break  # a zombie has no VmRSS
         stat=$(cat "/proc/$pid/stat" 2>/dev/null) || break
-        fields=(${stat##*) })  # fields from the third (state) on; utime and stime are 11 and 12
+        read -r -a fields <<<"${stat##*) }"  # fields from the third (state) on; utime and stime are 11 and 12
         ticks=$((fields[11] + fields[12]))
         [ "$now" -gt "$peak" ] && peak=$now
         sleep 0.2
@@ -186,7 +187,7 @@ children_of() {
     local file line fields
     for file in /proc/[0-9]*/stat; do
         read -r line 2>/dev/null <"$file" || continue  # (it may have ended meanwhile)
-        fields=(${line##*) })  # fields from the third (state) on; the parent's id is 1
+        read -r -a fields <<<"${line##*) }"  # fields from the third (state) on; the parent's id is 1
         [ "${fields[1]}" = "$1" ] && echo "${file//[^0-9]/}"
     done
     return 0
@@ -198,17 +199,20 @@ proc_ticks() {
     local total=0 pid stat fields
     for pid in "$1" $(children_of "$1"); do
         stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
-        fields=(${stat##*) })  # fields from the third (state) on; utime, stime, cutime, cstime are 11-14
+        read -r -a fields <<<"${stat##*) }"  # fields from the third (state) on; utime, stime, cutime, cstime are 11-14
         total=$((total + fields[11] + fields[12] + fields[13] + fields[14]))
     done
     echo "$total"
 }
 
-# machine_ticks: "busy total" clock ticks of all cores since boot (idle and iowait count as not busy).
+# machine_ticks: "BUSY TOTAL INTERRUPTS STEAL" clock ticks of all cores since boot. Idle and iowait count
+# as not busy. Interrupt work (irq, softirq: much of loopback TCP) is busy but charged to no process;
+# steal is time the hypervisor gave to other guests.
 machine_ticks() {
     local _ user nice system idle iowait irq softirq steal
     read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
-    echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+    echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))" \
+        "$((irq + softirq)) $steal"
 }
 
 # ticks_to_cores TICKS SECONDS: average number of cores kept busy.
@@ -216,26 +220,50 @@ ticks_to_cores() { python3 -c "print(f'{$1 / $hz / $2:.2f}')"; }
 
 postmaster_pid() { head -n 1 "$pg_dir/postmaster.pid"; }
 
-# cpu_begin [PID...]: remembers the machine's, PostgreSQL's and each PID's CPU time now.
+# children_ms: sets children_ms_now to the CPU milliseconds (user + system) of this shell's children that
+# have ended, as `times` reports them: a client run in the foreground (wrk, pgbench, psql, replay) counts
+# once it has finished. No subshell and no other command here, so that nothing else is counted.
+children_ms() {
+    times >"$tmp/times"
+    local _ user system value minutes seconds total=0
+    { read -r _ _; read -r user system; } <"$tmp/times"
+    for value in "$user" "$system"; do  # like 1m2.345s
+        minutes=${value%%m*}
+        seconds=${value#*m}
+        seconds=${seconds%s}
+        total=$((total + minutes * 60000 + ${seconds%.*} * 1000 + 10#${seconds#*.}))
+    done
+    children_ms_now=$total
+}
+
+# cpu_begin [PID...]: remembers the machine's, PostgreSQL's, each PID's and our clients' CPU time now.
 cpu_begin() {
     cpu_start_machine=$(machine_ticks)
     cpu_start_pg=$(proc_ticks "$(postmaster_pid)")
     cpu_start_procs=()
     local pid
     for pid in "$@"; do cpu_start_procs+=("$(proc_ticks "$pid")"); done
+    children_ms
+    cpu_start_children=$children_ms_now
 }
 
 # cpu_end PREFIX [NAME PID]...: records, in cores (1.0 = one core busy all along), how busy the machine
-# was since cpu_begin and how much of it was PostgreSQL and each named process (same order as cpu_begin).
+# was since cpu_begin and how much of it was PostgreSQL, the clients that ended meanwhile, and each named
+# process (same order as cpu_begin). What is left is other processes on the machine.
 cpu_end() {
-    local prefix=$1 busy0 total0 busy1 total1 seconds i=0
+    local prefix=$1 busy0 total0 irq0 steal0 busy1 total1 irq1 steal1 seconds i=0 client_ms
     shift
-    read -r busy0 total0 <<<"$cpu_start_machine"
-    read -r busy1 total1 <<<"$(machine_ticks)"
+    children_ms
+    client_ms=$((children_ms_now - cpu_start_children))
+    read -r busy0 total0 irq0 steal0 <<<"$cpu_start_machine"
+    read -r busy1 total1 irq1 steal1 <<<"$(machine_ticks)"
     # /proc/stat counts ticks of every core: elapsed seconds = total ticks / cores / hz.
     seconds=$(python3 -c "print(($total1 - $total0) / $(nproc) / $hz)")
     record "${prefix}_cpu_machine" "$(ticks_to_cores $((busy1 - busy0)) "$seconds")"
+    record "${prefix}_cpu_interrupts" "$(ticks_to_cores $((irq1 - irq0)) "$seconds")"
+    record "${prefix}_cpu_steal" "$(ticks_to_cores $((steal1 - steal0)) "$seconds")"
     record "${prefix}_cpu_postgres" "$(ticks_to_cores $(($(proc_ticks "$(postmaster_pid)") - cpu_start_pg)) "$seconds")"
+    record "${prefix}_cpu_client" "$(python3 -c "print(f'{$client_ms / 1000 / $seconds:.2f}')")"
     while [ $# -ge 2 ]; do
         record "${prefix}_cpu_$1" "$(ticks_to_cores $(($(proc_ticks "$2") - cpu_start_procs[i])) "$seconds")"
         i=$((i + 1))
@@ -259,8 +287,6 @@ record_wrk() {
     line=$(grep '^wrk-summary ' "$results_dir/$1.txt") || fail "no summary in $1.txt"
     for field in ${line#wrk-summary }; do record "$2_${field%%=*}" "${field#*=}"; done
 }
-
-wrk_field() { grep '^wrk-summary ' "$results_dir/$1.txt" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 # --- 1. hot read -----------------------------------------------------------------------------------------
 bench_hot_read() {
@@ -418,7 +444,9 @@ bench_replay() {
     record replay_live_pins "$live"
     record replay_sql_pins "$sql"
     record replay_differing_rows "$differing"
-    [ "$differing" = 0 ] && [ "$live" = "$sql" ] || fail "replay and the SQL rebuild disagree ($live vs $sql rows, $differing differ)"
+    if [ "$differing" != 0 ] || [ "$live" != "$sql" ]; then
+        fail "replay and the SQL rebuild disagree ($live vs $sql rows, $differing differ)"
+    fi
 }
 
 # --- 3. durable POST -------------------------------------------------------------------------------------
@@ -456,6 +484,11 @@ bench_post() {
         WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
     record post_service_db_connections "$connections"
     stop_service
+    # Transactions committed in that database over the service's whole life (its connections have ended,
+    # so their statistics are in), against the events it appended: what each POST costs PostgreSQL in commits.
+    sleep 0.5
+    record post_service_all_commits "$(psql_db bench_post_service -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")"
+    record post_service_all_events "$(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events")"
 
     log "durable POST: pgbench with the same statement (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
     create_database bench_post_pgbench
@@ -522,4 +555,4 @@ record load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 bench/report.py "$results" BENCHMARKS.md
 log "wrote BENCHMARKS.md"
-cat BENCHMARKS.md | sed -n '/^| Benchmark/,/^$/p'
+sed -n '/^| Benchmark/,/^$/p' BENCHMARKS.md
