@@ -38,7 +38,7 @@ func buildApplication(
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(UnknownRouteMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
-    router.middlewares.add(MetricsMiddleware())
+    router.middlewares.add(RequestCountingMiddleware(registry: registry))
     GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
     try OpenAPIController.bundled().addRoutes(to: router)
 

@@ -44,7 +44,7 @@ func buildApplication(
     let router = Router(context: BasicRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
-    router.middlewares.add(MetricsMiddleware())
+    router.middlewares.add(RequestCountingMiddleware(registry: registry))
     router.middlewares.add(ParseErrorMiddleware())
     HealthController(database: database, registry: registry).addRoutes(to: router)
     let locations = router.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: configuration.internalToken))
