@@ -24,4 +24,11 @@ export TEST_DATABASE_URL="postgres://onthemap@127.0.0.1:$port/postgres"
 echo "test PostgreSQL on 127.0.0.1:$port"
 
 swift build --build-tests
-swift test --skip-build "$@"
+if [ $# -gt 0 ]; then
+    swift test --skip-build "$@"
+else
+    # Everything in parallel, then the tests that time whole processes (a change crossing replicas within
+    # 200 ms, a drain on SIGTERM, an outage answered within seconds) on a machine no other test is loading.
+    swift test --skip-build --skip ProcessTests
+    swift test --skip-build --filter ProcessTests
+fi
