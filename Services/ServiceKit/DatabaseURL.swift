@@ -27,6 +27,8 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             configuration = .init(host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: .disable)
         }
         configuration.options.connectTimeout = .seconds(3)
+        // Enough for 32 concurrent appends plus the LISTEN connection; PostgresNIO's default is 20.
+        configuration.options.maximumConnections = 40
         var shown = components
         if shown.password != nil { shown.password = "***" }
         redacted = shown.string ?? "postgres://…"

@@ -69,7 +69,8 @@ final class LiveFeed: Service, Sendable {
         var pause = Duration.milliseconds(200)
         while !Task.isCancelled {
             do {
-                let page = try await locations.changes(after: cursor, wait: 20, requestID: "live-feed")
+                // The wait stays below the HTTP client's read timeout (10 s), so a quiet log is not an error.
+                let page = try await locations.changes(after: cursor, wait: 5, requestID: "live-feed")
                 if !page.events.isEmpty { cache.invalidate() }
                 // Only once the feed has caught up can the cached list be trusted.
                 cache.setFollowingIfNeeded()

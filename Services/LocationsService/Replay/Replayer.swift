@@ -46,7 +46,7 @@ struct Replayer: Sendable {
                 let newest = try await connection.query("""
                     SELECT transaction_id::text::bigint, position FROM locations.events
                     WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                    ORDER BY transaction_id DESC, position DESC LIMIT 1
+                    ORDER BY events.transaction_id DESC, events.position DESC LIMIT 1
                     """, logger: logger).collect()
                 if let row = newest.first {
                     let (transaction, position) = try row.decode((Int64, Int64).self)
@@ -134,7 +134,7 @@ struct Replayer: Sendable {
             FROM locations.events
             WHERE (transaction_id, position) > (\(String(cursor.transactionId))::xid8, \(cursor.position))
               \(unescaped: horizon)
-            ORDER BY transaction_id, position
+            ORDER BY events.transaction_id, events.position
             LIMIT 10000
             """, logger: logger)
         var events: [RecordedEvent] = []

@@ -112,6 +112,9 @@ struct EventStore: Sendable {
         return (try JSONDecoder().decode(StudentLocation.self, from: Data(data.utf8)), hash)
     }
 
+    // The select list renames `transaction_id::text::bigint` to `transaction_id`, so every ORDER BY
+    // names the table's column (`events.transaction_id`) to sort by the index, not by the cast.
+
     /// Events after `position` in commit order, never past the oldest transaction still running: an event
     /// below that horizon can no longer be joined by an earlier one that commits late.
     func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
@@ -120,7 +123,7 @@ struct EventStore: Sendable {
             FROM locations.events
             WHERE (transaction_id, position) > (\(String(position.transactionId))::xid8, \(position.position))
               AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY transaction_id, position
+            ORDER BY events.transaction_id, events.position
             LIMIT \(limit)
             """)
         return try rows.map(RecordedEvent.init)
@@ -129,9 +132,11 @@ struct EventStore: Sendable {
     /// The newest position a follower may read up to right now.
     func head() async throws -> LogPosition {
         let rows = try await database.query("""
-            SELECT coalesce(max(transaction_id::text::bigint), 0), coalesce(max(position), 0)
+            SELECT transaction_id::text::bigint, position
             FROM locations.events
             WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY events.transaction_id DESC, events.position DESC
+            LIMIT 1
             """)
         guard let row = rows.first else { return .start }
         let (transaction, position) = try row.decode((Int64, Int64).self)
