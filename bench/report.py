@@ -9,6 +9,8 @@ import sys
 READ_GOAL = 0.8     # hot read: at least 0.8 × nginx's requests/s
 REPLAY_GOAL = 1.5   # replay: at most 1.5 × the SQL rebuild's wall-clock time
 POST_GOAL = 0.7     # durable POST: at least 0.7 × pgbench's transactions/s
+GW_READ_GOAL = 0.5  # hot read through auth-gateway: at least 0.5 × nginx's requests/s
+GW_POST_GOAL = 0.7  # POST through auth-gateway: at least 0.7 × the service's own POST requests/s
 
 
 def load(path):
@@ -46,6 +48,15 @@ def main(source, target):
     replay_ratio_bare = num("replay_service_seconds") / num("replay_sql_noindex_seconds")
     post_ratio = num("post_service_rps") / num("post_pgbench_tps")
     idle = num("rss_idle_kb")
+    gw_read_ratio = num("gw_read_rps") / num("gw_read_limit_rps")
+    gw_post_ratio = num("gw_post_rps") / num("post_service_rps")
+    gw_body_kb = num("gw_read_body_bytes") / 1024
+    gw_source = ("forwarded to the service: the live feed was not following"
+                 if int(r.get("gw_read_feed_lost", "0")) > 0 else "from the gateway's cache")
+    if r["gw_read_same_bytes"] == "yes":
+        gw_limit_text = f"nginx, same bytes (the hot read's run above): {count(num('gw_read_limit_rps'))} req/s"
+    else:
+        gw_limit_text = f"nginx, the gateway's bytes as a static file: {count(num('gw_read_limit_rps'))} req/s"
     load_s = r["load_seconds"]
     body_kb = num("read_body_bytes") / 1024
     events = num("replay_events")
@@ -78,6 +89,15 @@ def main(source, target):
          f"{count(num('post_service_rps'))} req/s",
          f"pgbench -c{r['post_pgbench_pool_clients']}: {count(num('post_pgbench_pool_tps'))} tps",
          f"{num('post_service_rps') / num('post_pgbench_pool_tps'):.2f}×", "—", "—"),
+        ("Through auth-gateway: hot read `GET /v1/StudentLocation` (latest 100, "
+         f"{gw_body_kb:.1f} KB, {gw_source}), wrk -t2 -c64 {load_s} s",
+         f"{count(num('gw_read_rps'))} req/s", gw_limit_text,
+         f"{fmt_ratio(gw_read_ratio, GW_READ_GOAL)}×", f"≥ {GW_READ_GOAL}×", verdict(gw_read_ratio >= GW_READ_GOAL)),
+        ("Through auth-gateway: `POST /v1/StudentLocation` with `Authorization: Bearer <session id>`, "
+         f"wrk -c32 {load_s} s",
+         f"{count(num('gw_post_rps'))} req/s",
+         f"locations-service's own durable POST (row above): {count(num('post_service_rps'))} req/s",
+         f"{fmt_ratio(gw_post_ratio, GW_POST_GOAL)}×", f"≥ {GW_POST_GOAL}×", verdict(gw_post_ratio >= GW_POST_GOAL)),
         ("Memory (VmRSS) idle, after start", mb("rss_idle_kb"), "—", "—", "—", "reported"),
         ("Memory during the hot read: peak / at end", f"{mb('rss_read_peak_kb')} / {mb('rss_read_end_kb')}",
          f"idle: {mb('rss_idle_kb')}", f"{num('rss_read_peak_kb') / idle:.2f}× (peak)", "—", "reported"),
@@ -85,6 +105,13 @@ def main(source, target):
          f"idle: {mb('rss_post_idle_kb')}", f"{num('rss_post_peak_kb') / num('rss_post_idle_kb'):.2f}× (peak)",
          "—", "reported"),
         (f"Memory of `replay` over {count(events)} events: peak", mb("rss_replay_peak_kb"), "—", "—", "—", "reported"),
+        ("Memory of auth-gateway (VmRSS) idle, after start", mb("rss_gw_idle_kb"), "—", "—", "—", "reported"),
+        ("Memory of auth-gateway during its hot read: peak / at end",
+         f"{mb('rss_gw_read_peak_kb')} / {mb('rss_gw_read_end_kb')}", f"idle: {mb('rss_gw_idle_kb')}",
+         f"{num('rss_gw_read_peak_kb') / num('rss_gw_idle_kb'):.2f}× (peak)", "—", "reported"),
+        ("Memory of auth-gateway during its POST: peak / at end",
+         f"{mb('rss_gw_post_peak_kb')} / {mb('rss_gw_post_end_kb')}", f"idle: {mb('rss_gw_post_idle_kb')}",
+         f"{num('rss_gw_post_peak_kb') / num('rss_gw_post_idle_kb'):.2f}× (peak)", "—", "reported"),
     ]
 
     def ms(key):
@@ -98,24 +125,31 @@ def main(source, target):
 
     others = {}  # run -> cores used by processes outside the benchmark
 
-    def cores(prefix, server=None):
-        """server / PostgreSQL / client / interrupts / other, in cores."""
+    def cores(prefix, server=None, behind=None):
+        """server / PostgreSQL / client / interrupts / other, in cores; a server in front of another
+        (the gateway before the service) shows both, as "front + behind"."""
         used = num(prefix + "_cpu_postgres") + num(prefix + "_cpu_client") + num(prefix + "_cpu_interrupts")
         server_text = "—"
         if server:
             used += num(f"{prefix}_cpu_{server}")
             server_text = r[f"{prefix}_cpu_{server}"]
+        if behind:
+            used += num(f"{prefix}_cpu_{behind}")
+            server_text += f" + {r[f'{prefix}_cpu_{behind}']}"
         other = max(0.0, num(prefix + "_cpu_machine") - used)
         others[prefix] = other
         return (f"{server_text} / {r[prefix + '_cpu_postgres']} / {r[prefix + '_cpu_client']} / "
                 f"{r[prefix + '_cpu_interrupts']} / {other:.2f}")
 
-    def wrk_row(name, prefix, server):
+    def wrk_row(name, prefix, server, behind=None):
         rate = num(prefix + "_rps")
+        server_us = us(num(f"{prefix}_cpu_{server}"), rate)
+        if behind:
+            server_us += f" + {us(num(f'{prefix}_cpu_{behind}'), rate)}"
         return (f"| {name} | {count(rate)} req/s | {ms(prefix + '_p50_us')} | {ms(prefix + '_p99_us')} | "
                 f"{r[prefix + '_status_errors']} status, {r[prefix + '_socket_errors']} socket | "
-                f"{cores(prefix, server)} | "
-                f"{us(num(f'{prefix}_cpu_{server}'), rate)} / {us(num(prefix + '_cpu_postgres'), rate)} |")
+                f"{cores(prefix, server, behind)} | "
+                f"{server_us} / {us(num(prefix + '_cpu_postgres'), rate)} |")
 
     def pgbench_row(name, prefix):
         rate = num(prefix + "_tps")
@@ -127,11 +161,11 @@ def main(source, target):
     lines = [
         "# Benchmarks",
         "",
-        "Figures for `locations-service`, each set against a limit measured in the same run on the same machine,",
-        "so the ratio says how close the service comes to what the machine can do. Produced by `bench/run.sh`",
-        "(one command: installs what is missing, starts a private PostgreSQL with default durability, builds the",
-        "release binary, runs everything, stops what it started, rewrites this file). Raw outputs of the last run",
-        "are in `bench/results/` (not versioned).",
+        "Figures for `locations-service`, and for `auth-gateway` in front of it, each set against a limit measured",
+        "in the same run on the same machine, so the ratio says how close the service comes to what the machine",
+        "can do. Produced by `bench/run.sh` (one command: installs what is missing, starts a private PostgreSQL",
+        "with default durability, builds the release binaries, runs everything, stops what it started, rewrites",
+        "this file). Raw outputs of the last run are in `bench/results/` (not versioned).",
         "",
         "## Machine",
         "",
@@ -159,7 +193,11 @@ def main(source, target):
         wrk_row("hot read, nginx", "read_nginx", "nginx"),
         wrk_row("hot read, service", "read_service", "service"),
         wrk_row("/healthz, service", "read_health", "service"),
+    ] + ([wrk_row("hot read, nginx with the gateway's bytes", "gw_read_nginx", "nginx")]
+         if r["gw_read_same_bytes"] != "yes" else []) + [
+        wrk_row("hot read, gateway + service", "gw_read", "gateway", "service"),
         wrk_row("POST, service", "post_service", "service"),
+        wrk_row("POST, gateway + service", "gw_post", "gateway", "service"),
         pgbench_row("POST, pgbench -c32", "post_pgbench"),
         pgbench_row(f"POST, pgbench -c{r['post_pgbench_pool_clients']}", "post_pgbench_pool"),
         f"| replay, service (the client is `replay`) | {count(events / num('replay_service_seconds'))} events/s | — | — | — | "
@@ -173,7 +211,8 @@ def main(source, target):
         "Cores are averages over each measured run, 1.0 being one core busy throughout: the server under test,",
         "PostgreSQL (all its processes), the client (wrk, pgbench, `replay` or psql), interrupt work that the",
         "kernel charges to no process (irq and softirq, which is where much of loopback TCP is done), and the",
-        "rest: processes that are not part of the benchmark, and time the hypervisor kept (steal).",
+        "rest: processes that are not part of the benchmark, and time the hypervisor kept (steal). In the",
+        "gateway's rows the server is auth-gateway + locations-service behind it.",
         "",
         f"- The POST run answered {count(num('post_service_requests'))} requests and the log gained "
         f"{count(num('post_service_events'))} events (wrk does not count the up to 32 requests still in flight "
@@ -181,6 +220,10 @@ def main(source, target):
         f"held for LISTEN. Over the service's life PostgreSQL committed {count(num('post_service_all_commits'))} "
         f"transactions in its database for {count(num('post_service_all_events'))} appended events, "
         f"{num('post_service_all_commits') / num('post_service_all_events'):.2f} per event (pgbench: 1).",
+        f"- The POST run through the gateway answered {count(num('gw_post_requests'))} requests with one session "
+        f"(`Authorization: Bearer`) and the service's log gained {count(num('gw_post_events'))} events. The gateway's "
+        f"hot read answered {count(num('gw_read_body_bytes'))} bytes per request, "
+        + ("byte for byte the service's." if r["gw_read_same_bytes"] == "yes" else "not the service's bytes, so nginx was measured again on them."),
         f"- Replay log: {count(events)} events in {r['replay_transactions']} transactions over "
         f"{count(num('replay_live_pins') + num('replay_deleted_streams'))} streams ({count(num('replay_deleted_streams'))} "
         f"ending in LocationDeleted), {r['replay_events_mb']} MB with indexes, written by bench/generate-events.sql in "
@@ -230,6 +273,29 @@ def main(source, target):
                       "machine can do, on whichever side they fell.")
     else:
         noise_note = "Nothing else on the machine took a noticeable share of the CPU during this run."
+    gw_post_cpu = (num("gw_post_cpu_gateway") + num("gw_post_cpu_service") + num("gw_post_cpu_postgres")
+                   + num("gw_post_cpu_client")) / num("gw_post_rps")
+    gw_read_gateway_us = us(num("gw_read_cpu_gateway"), num("gw_read_rps"))
+    gw_read_service_us = us(num("gw_read_cpu_service"), num("gw_read_rps"))
+    feed_lost = int(r.get("gw_read_feed_lost", "0"))
+    if feed_lost > 0:
+        gw_read_note = (
+            f"The gateway's live feed lost locations-service {feed_lost} time{'s' if feed_lost > 1 else ''} between "
+            "its start and the end of its hot read (`HTTPClientError.readTimeout`: the feed's long poll asks the service to wait up to 20 s "
+            "for a change, and the gateway's HTTP client gives up reading after 10 s), and the cached list is only "
+            "trusted while the feed follows the log; with no writes the feed never caught up, so every read went "
+            f"on to the service: {gw_read_gateway_us} of gateway CPU and {gw_read_service_us} of service CPU per "
+            f"{gw_body_kb:.0f} KB response, against {us(num('read_service_cpu_service'), num('read_service_rps'))} "
+            f"for the service answering alone and {us(num('read_nginx_cpu_nginx'), num('read_nginx_rps'))} for nginx. "
+            "Keeping the long poll under the client's read timeout (or the timeout above the wait) would let the "
+            "gateway answer from its cache.")
+    else:
+        gw_read_note = (
+            "The gateway answered the default list from its own cache (its live feed drops it when the log "
+            f"moves): {gw_read_gateway_us} of gateway CPU per {gw_body_kb:.0f} KB response and {gw_read_service_us} "
+            f"in the service, against {us(num('read_service_cpu_service'), num('read_service_rps'))} for the "
+            f"service's own hot read and {us(num('read_nginx_cpu_nginx'), num('read_nginx_rps'))} for nginx: the "
+            "same HTTP stack's per-request cost as the service's.")
     # One bullet per line of Markdown, whatever its length.
     lines += ["- " + " ".join(parts) for parts in [
         [f"**Shared cores.** {cpus} cores carry everything at once: the load generator (wrk or pgbench), the server",
@@ -251,12 +317,23 @@ def main(source, target):
          f"{us(num('post_pgbench_cpu_postgres'), num('post_pgbench_tps'))} for pgbench's transaction. With {cpus}",
          f"cores for all of it, {cpu_per_post * 1e6:,.0f} µs per POST (service, PostgreSQL and wrk together) allows",
          f"about {float(cpus) / cpu_per_post:,.0f} POSTs/s."],
+        ["**Through the gateway.**", gw_read_note,
+         "A POST is the service's POST plus a second HTTP hop on the same cores: the gateway looks the session up",
+         "in PostgreSQL, forwards the pin, and its live feed then fetches the change from the service. Per POST",
+         f"that is {us(num('gw_post_cpu_gateway'), num('gw_post_rps'))} of gateway CPU, "
+         f"{us(num('gw_post_cpu_service'), num('gw_post_rps'))} in the service and",
+         f"{us(num('gw_post_cpu_postgres'), num('gw_post_rps'))} in PostgreSQL, against",
+         f"{us(num('post_service_cpu_service'), num('post_service_rps'))} and",
+         f"{us(num('post_service_cpu_postgres'), num('post_service_rps'))} for the service's own POST:",
+         f"{gw_post_cpu * 1e6:,.0f} µs per POST in all (wrk included), which {cpus} cores allow about",
+         f"{float(cpus) / gw_post_cpu:,.0f} times a second."],
         [f"**Replay.** The replay process used {num('replay_service_cpu_seconds'):.1f} s of CPU in",
          f"{num('replay_service_seconds'):.1f} s while PostgreSQL kept {r['replay_service_cpu_postgres']} cores busy",
          f"({replay_pg_seconds:.1f} s of CPU).", replay_note,
          "The SQL rebuild is one sort inside PostgreSQL (default work_mem, so partly on disk) with no round trips."],
         [f"**Memory.** The running service stays small and flat ({mb('rss_idle_kb')} idle); it grows with open",
-         "connections and their buffers, not with the log. `replay` holds the latest state of every pin in memory",
+         f"connections and their buffers, not with the log. So does the gateway ({mb('rss_gw_idle_kb')} idle,",
+         f"{mb('rss_gw_read_peak_kb')} and {mb('rss_gw_post_peak_kb')} at the peaks of its two loads). `replay` holds the latest state of every pin in memory",
          f"before loading it: {mb('rss_replay_peak_kb')} at peak for {count(live_pins)} pins."],
     ]]
     lines.append("")

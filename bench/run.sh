@@ -5,6 +5,10 @@
 #   2. replay        `locations-service replay`, 1M events vs one SQL statement rebuilding the same pins
 #   3. durable POST  POST one pin (wrk)                  vs pgbench running the service's append statement
 #   4. memory        the service's VmRSS: idle, and at peak and end of loads 1 and 3
+# and of auth-gateway in front of it:
+#   5. gateway read  GET latest-100 through the gateway (wrk) vs nginx serving the same bytes (figure of 1)
+#   6. gateway POST  POST one pin with a session (wrk)    vs the service's own POST figure (3)
+#   7. memory        the gateway's VmRSS: idle, and at peak and end of loads 5 and 6
 # Rewrites BENCHMARKS.md at the project root; raw outputs and logs go to bench/results/ (not versioned).
 #
 # Usage (as root on Debian 12; installs wrk, nginx, PostgreSQL, curl, python3 if missing):
@@ -98,11 +102,14 @@ install_missing
 ensure_toolchain
 ensure_postgres_installed
 
-log "building locations-service (release)"
+log "building locations-service and auth-gateway (release)"
 # A scratch folder of its own, so a benchmark build never waits on (or disturbs) a development build.
-timeout 1800 swift build -c release --scratch-path .build-bench --product locations-service \
-    >"$results_dir/build.log" 2>&1 || { tail -n 30 "$results_dir/build.log"; fail "build failed"; }
+for product in locations-service auth-gateway; do
+    timeout 1800 swift build -c release --scratch-path .build-bench --product "$product" \
+        >>"$results_dir/build.log" 2>&1 || { tail -n 30 "$results_dir/build.log"; fail "build of $product failed"; }
+done
 bin=$root/.build-bench/release/locations-service
+gateway_bin=$root/.build-bench/release/auth-gateway
 
 # --- PostgreSQL: a private cluster with the default durability (fsync and synchronous_commit on) -------
 pg_port=$(free_port)
@@ -153,6 +160,53 @@ expect_service_alive() {
     forget "$service_pid"
     tail -n 20 "$2"
     fail "locations-service ended during $1 (exit status $status; above 128 means signal number status - 128)"
+}
+
+# --- the gateway -----------------------------------------------------------------------------------------
+# start_gateway DB PORT SERVICE_PORT LOG: runs auth-gateway in front of the service on SERVICE_PORT, with
+# its accounts and sessions in database DB (sets gateway_pid); returns once /readyz answers 200.
+start_gateway() {
+    DATABASE_URL=$(database_url "$1") LOCATIONS_URL=http://127.0.0.1:$3 INTERNAL_TOKEN=$token PORT=$2 \
+        LOG_LEVEL=warning "$gateway_bin" serve --host 127.0.0.1 --port "$2" >"$4" 2>&1 &
+    gateway_pid=$!
+    pids+=("$gateway_pid")
+    for _ in $(seq 1 150); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$2/readyz")" = 200 ] && return 0
+        kill -0 "$gateway_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    tail -n 20 "$4"
+    fail "auth-gateway did not become ready on port $2"
+}
+
+stop_gateway() {
+    stop "$gateway_pid"
+    forget "$gateway_pid"
+}
+
+expect_gateway_alive() {
+    kill -0 "$gateway_pid" 2>/dev/null && return 0
+    local status=0
+    wait "$gateway_pid" || status=$?
+    forget "$gateway_pid"
+    tail -n 20 "$2"
+    fail "auth-gateway ended during $1 (exit status $status; above 128 means signal number status - 128)"
+}
+
+# gateway_session PORT: signs the bench account up (or finds it there already) and logs in once; prints
+# the session id. A single login attempt with the right password: login throttling never comes into it.
+gateway_session() {
+    local base=http://127.0.0.1:$1 status
+    status=$(curl -s -o "$tmp/signup.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+        --data '{"email":"bench@example.com","password":"bench-password","firstName":"Bench","lastName":"Mark"}' \
+        "$base/v1/accounts")
+    [ "$status" = 201 ] || [ "$status" = 409 ] || { cat "$tmp/signup.json" >&2; fail "sign-up answered $status"; }
+    status=$(curl -s -o "$tmp/session.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+        --data '{"udacity":{"username":"bench@example.com","password":"bench-password"}}' "$base/v1/session")
+    [ "$status" = 200 ] || [ "$status" = 201 ] || { cat "$tmp/session.json" >&2; fail "login answered $status"; }
+    # The answer starts with Udacity's 5-byte guard, )]}' and a newline.
+    python3 -c 'import json,sys; data=open(sys.argv[1],"rb").read(); assert data[:5]==b")]}\x27\n"; print(json.loads(data[5:])["session"]["id"])' \
+        "$tmp/session.json" || fail "no session id in the login answer"
 }
 
 # rss_kb PID: resident memory now, in kB.
@@ -313,33 +367,14 @@ bench_hot_read() {
     done
 
     # nginx serves the very bytes the service answers with.
-    local web=$tmp/nginx web_port
-    web_port=$(free_port)
-    mkdir -p "$web/www" "$web/tmp"
-    curl -sf -H "Authorization: Bearer $token" -o "$web/www/latest.json" "http://127.0.0.1:$port/v1/StudentLocation"
+    mkdir -p "$tmp/bodies"
+    curl -sf -H "Authorization: Bearer $token" -o "$tmp/bodies/service.json" "http://127.0.0.1:$port/v1/StudentLocation"
     python3 -c 'import json,sys; n=len(json.load(open(sys.argv[1]))["results"]); sys.exit(n != int(sys.argv[2]))' \
-        "$web/www/latest.json" "$read_pins" || fail "the hot read did not return $read_pins pins"
-    record read_body_bytes "$(stat -c %s "$web/www/latest.json")"
-    sed -e "s|@DIR@|$web|g" -e "s|@PORT@|$web_port|g" bench/nginx.conf.template >"$web/nginx.conf"
-    chmod 755 "$tmp" "$web" "$web/www"  # nginx workers run as nobody
-    chmod 644 "$web/www/latest.json"
-    nginx -p "$web" -c "$web/nginx.conf" -e "$web/error.log" &
-    local nginx_pid=$!
-    pids+=("$nginx_pid")
-    for _ in $(seq 1 50); do curl -sf -o "$tmp/from-nginx.json" "http://127.0.0.1:$web_port/v1/StudentLocation" && break; sleep 0.1; done
-    cmp -s "$tmp/from-nginx.json" "$web/www/latest.json" || fail "nginx does not serve the service's bytes"
+        "$tmp/bodies/service.json" "$read_pins" || fail "the hot read did not return $read_pins pins"
+    record read_body_bytes "$(stat -c %s "$tmp/bodies/service.json")"
+    bench_nginx "$tmp/bodies/service.json" read-nginx read_nginx
 
     local auth=(-H "Authorization: Bearer $token")
-    log "hot read: nginx (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
-    run_wrk read-nginx-warmup 64 "$warmup_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}"
-    cpu_begin "$nginx_pid"
-    run_wrk read-nginx 64 "$load_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}" \
-        --latency -s bench/summary.lua
-    cpu_end read_nginx nginx "$nginx_pid"
-    record_wrk read-nginx read_nginx
-    stop "$nginx_pid"
-    forget "$nginx_pid"
-
     log "hot read: locations-service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
     run_wrk read-service-warmup 64 "$warmup_seconds" "http://127.0.0.1:$port/v1/StudentLocation" "${auth[@]}"
     sample_process "$service_pid" $((load_seconds + 1)) >"$tmp/read-sample" &
@@ -364,7 +399,114 @@ bench_hot_read() {
     cpu_end read_health service "$service_pid"
     expect_service_alive "the /healthz load" "$results_dir/service-read.log"
     record_wrk read-health read_health
+
+    bench_gateway_read "$port"
     stop_service
+}
+
+# bench_nginx FILE NAME PREFIX: nginx serves FILE at /v1/StudentLocation; a warm-up, then a measured
+# wrk run recorded as PREFIX_*.
+bench_nginx() {
+    local file=$1 name=$2 prefix=$3 web=$tmp/nginx web_port
+    web_port=$(free_port)
+    rm -rf "$web"
+    mkdir -p "$web/www" "$web/tmp"
+    cp "$file" "$web/www/latest.json"
+    sed -e "s|@DIR@|$web|g" -e "s|@PORT@|$web_port|g" bench/nginx.conf.template >"$web/nginx.conf"
+    chmod 755 "$tmp" "$web" "$web/www"  # nginx workers run as nobody
+    chmod 644 "$web/www/latest.json"
+    nginx -p "$web" -c "$web/nginx.conf" -e "$web/error.log" &
+    local nginx_pid=$!
+    pids+=("$nginx_pid")
+    for _ in $(seq 1 50); do curl -sf -o "$tmp/from-nginx.json" "http://127.0.0.1:$web_port/v1/StudentLocation" && break; sleep 0.1; done
+    cmp -s "$tmp/from-nginx.json" "$file" || fail "nginx does not serve the bytes of $file"
+
+    local auth=(-H "Authorization: Bearer $token")
+    log "hot read: nginx (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    run_wrk "$name-warmup" 64 "$warmup_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}"
+    cpu_begin "$nginx_pid"
+    run_wrk "$name" 64 "$load_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}" \
+        --latency -s bench/summary.lua
+    cpu_end "$prefix" nginx "$nginx_pid"
+    record_wrk "$name" "$prefix"
+    stop "$nginx_pid"
+    forget "$nginx_pid"
+}
+
+# --- 5. the hot read through the gateway -----------------------------------------------------------------
+# bench_gateway_read SERVICE_PORT: the gateway in front of the service that holds the 100 pins.
+bench_gateway_read() {
+    log "gateway read: auth-gateway in front of the service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    create_database bench_gateway_read
+    local port url
+    port=$(free_port)
+    url=http://127.0.0.1:$port/v1/StudentLocation
+    start_gateway bench_gateway_read "$port" "$1" "$results_dir/gateway-read.log"
+    sleep 2
+    record rss_gw_idle_kb "$(rss_kb "$gateway_pid")"
+    # The gateway keeps the default list once fetched (and drops it when its live feed sees the log move):
+    # a few requests fill it before anything is measured.
+    for _ in 1 2 3 4 5; do curl -sf -o "$tmp/bodies/gateway.json" "$url" || fail "the gateway's read failed"; done
+    record gw_read_body_bytes "$(stat -c %s "$tmp/bodies/gateway.json")"
+    # The limit is nginx serving the gateway's bytes: the figure already measured when they are the same.
+    if cmp -s "$tmp/bodies/gateway.json" "$tmp/bodies/service.json"; then
+        record gw_read_same_bytes yes
+        record gw_read_limit_rps "$(sed -n 's/^read_nginx_rps=//p' "$results")"
+    else
+        record gw_read_same_bytes no
+        bench_nginx "$tmp/bodies/gateway.json" gateway-read-nginx gw_read_nginx
+        record gw_read_limit_rps "$(sed -n 's/^gw_read_nginx_rps=//p' "$results")"
+    fi
+    run_wrk gateway-read-warmup 64 "$warmup_seconds" "$url"
+    sample_process "$gateway_pid" $((load_seconds + 1)) >"$tmp/gw-read-sample" &
+    local sampler=$!
+    pids+=("$sampler")
+    cpu_begin "$gateway_pid" "$service_pid"
+    run_wrk gateway-read 64 "$load_seconds" "$url" --latency -s bench/summary.lua
+    cpu_end gw_read gateway "$gateway_pid" service "$service_pid"
+    expect_gateway_alive "the hot read" "$results_dir/gateway-read.log"
+    expect_service_alive "the hot read through the gateway" "$results_dir/service-read.log"
+    record rss_gw_read_end_kb "$(rss_kb "$gateway_pid")"
+    wait "$sampler"
+    forget "$sampler"
+    record rss_gw_read_peak_kb "$(cut -d' ' -f1 "$tmp/gw-read-sample")"
+    record_wrk gateway-read gw_read
+    # The cached list is trusted only while the live feed follows the log: each loss forwards reads again.
+    record gw_read_feed_lost "$(grep -c 'live feed lost' "$results_dir/gateway-read.log" || true)"
+    stop_gateway
+}
+
+# --- 6. authenticated POST through the gateway -----------------------------------------------------------
+# bench_gateway_post SERVICE_PORT DB: the gateway in front of the service of the durable POST; DB is the
+# service's database, to count the events the load appended.
+bench_gateway_post() {
+    log "gateway POST: auth-gateway in front of the service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    create_database bench_gateway_post
+    local port url session
+    port=$(free_port)
+    url=http://127.0.0.1:$port/v1/StudentLocation
+    start_gateway bench_gateway_post "$port" "$1" "$results_dir/gateway-post.log"
+    sleep 2
+    record rss_gw_post_idle_kb "$(rss_kb "$gateway_pid")"
+    session=$(gateway_session "$port")
+    run_wrk gateway-post-warmup 32 "$warmup_seconds" "$url" -s bench/gateway-post.lua -- "$session"
+    local before
+    before=$(psql_db "$2" -tAc "SELECT count(*) FROM locations.events")
+    sample_process "$gateway_pid" $((load_seconds + 1)) >"$tmp/gw-post-sample" &
+    local sampler=$!
+    pids+=("$sampler")
+    cpu_begin "$gateway_pid" "$service_pid"
+    run_wrk gateway-post 32 "$load_seconds" "$url" --latency -s bench/gateway-post.lua -- "$session"
+    cpu_end gw_post gateway "$gateway_pid" service "$service_pid"
+    expect_gateway_alive "the POST load" "$results_dir/gateway-post.log"
+    expect_service_alive "the POST load through the gateway" "$results_dir/service-post.log"
+    record rss_gw_post_end_kb "$(rss_kb "$gateway_pid")"
+    wait "$sampler"
+    forget "$sampler"
+    record rss_gw_post_peak_kb "$(cut -d' ' -f1 "$tmp/gw-post-sample")"
+    record_wrk gateway-post gw_post
+    record gw_post_events "$(($(psql_db "$2" -tAc "SELECT count(*) FROM locations.events") - before))"
+    stop_gateway
 }
 
 # --- 2. replay -------------------------------------------------------------------------------------------
@@ -483,6 +625,7 @@ bench_post() {
     connections=$(psql_db bench_post_service -tAc "SELECT count(*) FROM pg_stat_activity
         WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
     record post_service_db_connections "$connections"
+    bench_gateway_post "$port" bench_post_service
     stop_service
     # Transactions committed in that database over the service's whole life (its connections have ended,
     # so their statistics are in), against the events it appended: what each POST costs PostgreSQL in commits.
