@@ -4,10 +4,11 @@ public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible {
 
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
     public static func random() -> ObjectID {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         var generator = SystemRandomNumberGenerator()
-        return ObjectID(String((0..<10).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] }))
+        return ObjectID(String((0..<10).map { _ in Self.alphabet[Int(generator.next(upperBound: UInt(Self.alphabet.count)))] }))
     }
 
     /// Ids are printable ASCII of modest length; anything else cannot name a pin.

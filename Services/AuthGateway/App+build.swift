@@ -38,7 +38,8 @@ func buildApplication(
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(UnknownRouteMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
-    router.middlewares.add(RequestCountingMiddleware(registry: registry))
+    let counters = RequestCounters(registry: registry)
+    router.middlewares.add(RequestCountingMiddleware(counters))
     GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
     try OpenAPIController.bundled().addRoutes(to: router)
 
@@ -61,12 +62,14 @@ func buildApplication(
     EventsController(feed: feed, locations: locations)
         .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
     let proxy = LocationsProxyController(locations: locations, sessions: sessions, latest: latest)
-    for (path, legacy) in [("v1/StudentLocation", false), ("parse/classes/StudentLocation", true), ("1/classes/StudentLocation", true)] {
+    for (path, legacy) in LocationsProxyController.mounts {
         proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
     }
 
+    let hotRead = LatestListHotRead(latest: latest)
     var app = Application(
         router: router,
+        server: .http1(serverName: "auth-gateway", counters: counters, logger: logger, prepared: { hotRead.answer($0) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
         services: [client, HTTPClientService(client: httpClient), feed],
         logger: logger)

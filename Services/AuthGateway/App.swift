@@ -22,11 +22,8 @@ struct AuthGatewayCommand: AsyncParsableCommand {
 
 /// Reads the environment, or stops with one clear line.
 func loadConfiguration() -> GatewayConfiguration {
-    do {
-        return try GatewayConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
-    } catch {
-        FileHandle.standardError.write(Data("auth-gateway: \(error.description)\n".utf8))
-        exit(2)
+    configurationOrExit("auth-gateway") { environment throws(ConfigurationError) in
+        try GatewayConfiguration.fromEnvironment(environment)
     }
 }
 
@@ -54,17 +51,14 @@ struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply pending migrations of schema auth and exit.")
 
     func run() async throws {
-        do {
-            let reader = EnvironmentReader(ProcessInfo.processInfo.environment)
-            let database = try reader.database()
-            var logger = Logger(label: "auth-gateway")
-            logger.logLevel = try reader.logLevel()
-            try await withPostgresClient(database, logger: logger) { [logger] client in
-                try await Migrations.migrator(client, logger: logger).migrate()
-            }
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("auth-gateway: \(error.description)\n".utf8))
-            throw ExitCode(2)
+        let (database, level) = configurationOrExit("auth-gateway") { environment throws(ConfigurationError) in
+            let reader = EnvironmentReader(environment)
+            return (try reader.database(), try reader.logLevel())
+        }
+        var logger = Logger(label: "auth-gateway")
+        logger.logLevel = level
+        try await withPostgresClient(database, logger: logger) { [logger] client in
+            try await Migrations.migrator(client, logger: logger).migrate()
         }
         print("schema auth is up to date (migration \(Migrations.all.last?.version ?? 0))")
     }

@@ -44,15 +44,19 @@ func buildApplication(
     let router = Router(context: BasicRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
-    router.middlewares.add(RequestCountingMiddleware(registry: registry))
+    let counters = RequestCounters(registry: registry)
+    router.middlewares.add(RequestCountingMiddleware(counters))
     router.middlewares.add(ParseErrorMiddleware())
     HealthController(database: database, registry: registry).addRoutes(to: router)
-    let locations = router.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: configuration.internalToken))
+    let token = InternalToken(configuration.internalToken)
+    let locations = router.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
     ChangesController(events: events, watch: watch).addRoutes(to: locations)
     LocationsController(commands: commands, readModel: readModel, cache: cache).addRoutes(to: locations)
 
+    let hotRead = HotRead(cache: cache, token: token)
     var app = Application(
         router: router,
+        server: .http1(serverName: "locations-service", counters: counters, logger: logger, prepared: { hotRead.answer($0) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
         services: [client, notifier],
         logger: logger)

@@ -22,11 +22,8 @@ struct LocationsServiceCommand: AsyncParsableCommand {
 
 /// Reads the environment, or stops with one clear line.
 func loadConfiguration(needsToken: Bool) -> ServiceConfiguration {
-    do {
-        return try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment, needsToken: needsToken)
-    } catch {
-        FileHandle.standardError.write(Data("locations-service: \(error.description)\n".utf8))
-        exit(2)
+    configurationOrExit("locations-service") { environment throws(ConfigurationError) in
+        try ServiceConfiguration.fromEnvironment(environment, needsToken: needsToken)
     }
 }
 

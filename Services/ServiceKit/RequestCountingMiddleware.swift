@@ -1,12 +1,12 @@
 import Hummingbird
 import Prometheus
 
-/// Counts answered requests by status class in `onthemap_http_requests_total{status="2xx"}`.
+/// `onthemap_http_requests_total{status="2xx"}`: requests answered, by status class.
 ///
 /// The counters are made once, so a request costs one atomic increment: Hummingbird's own metrics
 /// middleware looks its metrics up by name and labels on every request, which showed as a large share of
 /// the hot read's cost.
-public struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddleware {
+public final class RequestCounters: Sendable {
     private let counters: [Counter]
 
     public init(registry: PrometheusCollectorRegistry) {
@@ -17,10 +17,22 @@ public struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddlewa
         }
     }
 
+    public func count(_ status: HTTPResponse.Status) {
+        counters[min(max(status.code / 100, 1), 5) - 1].increment()
+    }
+}
+
+/// Counts every response the router gives.
+public struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddleware {
+    private let counters: RequestCounters
+
+    public init(_ counters: RequestCounters) {
+        self.counters = counters
+    }
+
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
-        let index = min(max(response.status.code / 100, 1), 5) - 1
-        counters[index].increment()
+        counters.count(response.status)
         return response
     }
 }

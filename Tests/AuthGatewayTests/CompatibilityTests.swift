@@ -11,7 +11,7 @@ import TestSupport
     @Test func loginAnswersWithThePrefixRegisteredKeySessionAndMicrosecondExpiration() async throws {
         try await withGateway { client, _ in
             let student = try await client.signUp(Student("ios@example.com"))
-            // Pretty-printed, with `\/` escapes and no Accept header, as the iOS clients send it.
+            // Pretty-printed and without an Accept header, as the iOS clients send it (`\/` escapes: the next test).
             let reply = try await client.send(.post, "/v1/session", body: """
                 {
                   "udacity" : {

@@ -1,6 +1,8 @@
 import Hummingbird
+import HummingbirdTesting
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A stand-in Nominatim on 127.0.0.1 that speaks the real `format=jsonv2` shape, so the upstream
 /// client is tested over a real socket without leaving the machine.
@@ -45,7 +47,8 @@ enum FakeNominatim {
         router.get("broken/search") { _, _ in Response(status: .internalServerError) }
         router.get("garbage/search") { _, _ in json("<html>busy</html>") }
         router.get("silent/search") { _, _ in
-            try await Task.sleep(for: .seconds(30))
+            // Longer than any test waits; a shutdown ends the wait, so stopping the server does not.
+            try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
             return json("[]")
         }
         return router
@@ -55,7 +58,6 @@ enum FakeNominatim {
         Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// The server is stopped by cancellation, which it reports as errors that mean nothing here.
     private static let quietLogger = {
         var logger = Logger(label: "fake-nominatim")
         logger.logLevel = .critical
@@ -63,22 +65,17 @@ enum FakeNominatim {
     }()
 
     /// Runs `body` with the base URL of a fake server on a free loopback port, then stops the server.
-    static func withServer<T: Sendable>(recorder: Recorder = Recorder(), _ body: @Sendable (String) async throws -> T) async throws -> T {
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    ///
+    /// The server is stopped by a graceful shutdown, never by cancelling it: a cancelled NIO server can
+    /// trap on a connection it accepted but had not yet handed over.
+    static func withServer<T: Sendable>(recorder: Recorder = Recorder(),
+                                        _ body: @escaping @Sendable (String) async throws -> T) async throws -> T {
         let app = Application(
             router: router(recorder: recorder),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) },
             logger: quietLogger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await app.runService(gracefulShutdownSignals: [])
-                return nil
-            }
-            defer { group.cancelAll() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else { throw CancellationError() }
-            return try await body("http://127.0.0.1:\(port)")
+        return try await app.test(.live) { client in
+            try await body("http://127.0.0.1:\(client.port ?? 0)")
         }
     }
 }

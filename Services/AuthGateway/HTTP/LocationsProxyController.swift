@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 import OnTheMapShared
+import ServiceKit
 
 /// The StudentLocation routes, under `/v1` and the legacy Parse paths: reads pass straight through;
 /// writes need a session, are refused from other sites' pages, and reach the service as the session's
@@ -14,6 +15,9 @@ struct LocationsProxyController: Sendable {
     let latest: LatestListCache
 
     static let maximumBodySize = 16 * 1024
+
+    /// Where the routes are mounted: v1, and the legacy Parse paths (`true`).
+    static let mounts = [("/v1/StudentLocation", false), ("/parse/classes/StudentLocation", true), ("/1/classes/StudentLocation", true)]
 
     /// Old Parse clients test for exactly 201 on a created pin; v1 clients for exactly 200.
     func addRoutes(to group: RouterGroup<GatewayRequestContext>, legacyParse: Bool) {
@@ -34,15 +38,11 @@ struct LocationsProxyController: Sendable {
             return try await forward(request, context: context, objectId: nil)
         }
         if let entry = latest.current {
-            if request.headers[.ifNoneMatch] == entry.etag {
-                return Response(status: .notModified, headers: [.eTag: entry.etag])
-            }
-            return Response(status: .ok, headers: [.contentType: "application/json", .eTag: entry.etag],
-                            body: .init(byteBuffer: entry.body))
+            return entry.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
         }
         let generation = latest.generation
         let response = try await forward(request, context: context, objectId: nil, keepBody: { status, etag, body in
-            if status == 200, let etag { latest.store(.init(body: body, etag: etag), fetchedAt: generation) }
+            if status == 200, let etag { latest.store(CachedJSON(body: body, etag: etag), fetchedAt: generation) }
         })
         return response
     }

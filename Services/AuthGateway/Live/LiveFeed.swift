@@ -73,7 +73,7 @@ final class LiveFeed: Service, Sendable {
                 let page = try await locations.changes(after: cursor, wait: 5, requestID: "live-feed")
                 if !page.events.isEmpty { cache.invalidate() }
                 // Only once the feed has caught up can the cached list be trusted.
-                cache.setFollowingIfNeeded()
+                cache.setFollowing(true)
                 page.events.forEach { broadcast(.change($0)) }
                 cursor = page.cursor
                 pause = .milliseconds(200)

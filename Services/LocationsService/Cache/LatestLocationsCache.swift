@@ -10,16 +10,11 @@ import Synchronization
 /// the bytes again (once, however many requests wait for it). While the change listener is not connected
 /// the cache cannot know of other replicas' writes, so it is not trusted and every read goes to the database.
 final class LatestLocationsCache: Sendable {
-    struct Snapshot: Sendable {
-        let body: ByteBuffer
-        let etag: String
-    }
-
     private struct State {
         var generation: UInt64 = 0
         var coherent = false
-        var snapshot: (generation: UInt64, value: Snapshot)?
-        var rebuild: (generation: UInt64, task: Task<Snapshot, any Error>)?
+        var snapshot: (generation: UInt64, value: CachedJSON)?
+        var rebuild: (generation: UInt64, task: Task<CachedJSON, any Error>)?
     }
 
     private let state = Mutex(State())
@@ -42,8 +37,16 @@ final class LatestLocationsCache: Sendable {
         }
     }
 
-    func current() async throws -> Snapshot {
-        let (hit, pending): (Snapshot?, Task<Snapshot, any Error>?) = state.withLock { state in
+    /// The cached list if it can be served as it is, without waiting: trusted and not stale.
+    var ready: CachedJSON? {
+        state.withLock { state in
+            guard state.coherent, let snapshot = state.snapshot, snapshot.generation == state.generation else { return nil }
+            return snapshot.value
+        }
+    }
+
+    func current() async throws -> CachedJSON {
+        let (hit, pending): (CachedJSON?, Task<CachedJSON, any Error>?) = state.withLock { state in
             if state.coherent, let snapshot = state.snapshot, snapshot.generation == state.generation {
                 return (snapshot.value, nil)
             }
@@ -59,11 +62,11 @@ final class LatestLocationsCache: Sendable {
         return try await pending!.value
     }
 
-    private func build(generation: UInt64) async throws -> Snapshot {
+    private func build(generation: UInt64) async throws -> CachedJSON {
         do {
             let bytes = StudentLocationList(results: try await load()).jsonBytes
             let digest = SHA256.hash(data: bytes).prefix(12).hexString
-            let snapshot = Snapshot(body: ByteBuffer(bytes: bytes), etag: "\"\(digest)\"")
+            let snapshot = CachedJSON(body: ByteBuffer(bytes: bytes), etag: "\"\(digest)\"")
             state.withLock { state in
                 if state.snapshot.map({ $0.generation <= generation }) ?? true {
                     state.snapshot = (generation, snapshot)

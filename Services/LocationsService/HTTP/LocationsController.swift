@@ -27,13 +27,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         guard query == .latest else {
             return .json(StudentLocationList(results: try await readModel.pins(query)).jsonBytes)
         }
-        let snapshot = try await cache.current()
-        if let tags = request.headers[.ifNoneMatch], tags.split(separator: ",").contains(where: {
-            $0.trimmingCharacters(in: .whitespaces) == snapshot.etag || $0.trimmingCharacters(in: .whitespaces) == "*"
-        }) {
-            return Response(status: .notModified, headers: [.eTag: snapshot.etag])
-        }
-        return .json(snapshot.body, headers: [.eTag: snapshot.etag])
+        return try await cache.current().answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
     }
 
     @Sendable func show(_ request: Request, context: Context) async throws -> Response {

@@ -36,26 +36,6 @@ func withGateway(
     }
 }
 
-/// A response as a test reads it.
-struct Reply: Sendable {
-    let status: HTTPResponse.Status
-    let headers: HTTPFields
-    let body: String
-
-    /// The JSON after the 5-byte prefix, when there is one.
-    var json: [String: Any] {
-        let text = body.hasPrefix(")]}'\n") ? String(body.dropFirst(5)) : body
-        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-    }
-
-    var cookies: [String: String] {
-        Dictionary(headers[values: .setCookie].compactMap { line -> (String, String)? in
-            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
-            return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
-        }, uniquingKeysWith: { $1 })
-    }
-}
-
 /// A student as the tests drive one: an email, a password, and the session once logged in.
 struct Student: Sendable {
     var email: String
@@ -77,9 +57,7 @@ struct Student: Sendable {
 
 extension TestClientProtocol {
     func send(_ method: HTTPRequest.Method, _ uri: String, body: String? = nil, headers: [HTTPField] = []) async throws -> Reply {
-        try await execute(uri: uri, method: method, headers: HTTPFields(headers), body: body.map { ByteBuffer(string: $0) }) { response in
-            Reply(status: response.status, headers: response.headers, body: String(buffer: response.body))
-        }
+        try await reply(method, uri, headers: HTTPFields(headers), body: body)
     }
 
     func signUp(_ student: Student) async throws -> Student {

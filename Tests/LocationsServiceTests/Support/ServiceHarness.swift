@@ -16,25 +16,12 @@ func withLiveService(_ body: @escaping @Sendable (any TestClientProtocol, TestDa
     }
 }
 
-/// What a test needs back from a response: status, headers and the body as text.
-struct Reply: Sendable {
-    let status: HTTPResponse.Status
-    let headers: HTTPFields
-    let body: String
-
-    var json: [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
-    }
-}
-
 extension TestClientProtocol {
     func send(_ method: HTTPRequest.Method, _ uri: String, as actor: Actor? = nil, body: String? = nil,
               headers extra: [HTTPField] = [], token: Bool = true) async throws -> Reply {
         var headers = TestActors.headers(as: actor, extra)
         if !token { headers[.authorization] = nil }
-        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
-            Reply(status: response.status, headers: response.headers, body: String(buffer: response.body))
-        }
+        return try await reply(method, uri, headers: headers, body: body)
     }
 
     /// Posts a pin as `actor` and returns its objectId.

@@ -1,0 +1,48 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// A JSON document kept in memory with its strong entity tag, answered without being encoded again.
+public struct CachedJSON: Sendable {
+    public let body: ByteBuffer
+    public let etag: String
+
+    public init(body: ByteBuffer, etag: String) {
+        self.body = body
+        self.etag = etag
+    }
+
+    /// The answer to a GET of this document: 304 when the client's copy is current, else 200 and the bytes.
+    public func answer(ifNoneMatch: String?) -> PreparedResponse {
+        if let ifNoneMatch, Self.matches(ifNoneMatch, etag) {
+            return PreparedResponse(status: .notModified, headers: [.eTag: etag], body: nil)
+        }
+        return PreparedResponse(status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: body)
+    }
+
+    /// `If-None-Match` is a comma-separated list of tags, or `*` for any.
+    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
+        ifNoneMatch.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == etag || tag == "*"
+        }
+    }
+}
+
+/// A response decided without the router: status, headers, body.
+public struct PreparedResponse: Sendable {
+    public var status: HTTPResponse.Status
+    public var headers: HTTPFields
+    public var body: ByteBuffer?
+
+    public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The same answer for a router handler.
+    public var response: Response {
+        Response(status: status, headers: headers, body: body.map { .init(byteBuffer: $0) } ?? .init())
+    }
+}
