@@ -4,34 +4,90 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import Synchronization
 
-/// Decides, from the request head alone, whether an answer is already in memory; nil sends the request on
-/// to the router. Runs on a connection's event loop, so it must not block.
-public typealias PreparedAnswer = @Sendable (HTTPRequest) -> PreparedResponse?
+/// A request as `PreparedAnswer` sees it: the target and the headers, straight from the HTTP parser.
+public struct PreparedRequest {
+    /// Path and query as sent, e.g. `/v1/StudentLocation?limit=100`.
+    public let target: String
+    let headers: HTTPHeaders
+
+    public init(target: String, headers: HTTPHeaders) {
+        self.target = target
+        self.headers = headers
+    }
+
+    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+    public var query: Substring? {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.count > 1 ? parts[1] : nil
+    }
+
+    public func header(_ name: HTTPField.Name) -> String? { headers.first(name: name.rawName) }
+}
+
+/// Decides, from a GET request's head alone, whether its answer is already in memory; nil sends the
+/// request on to the router. Runs on a connection's event loop, so it must not block.
+public typealias PreparedAnswer = @Sendable (PreparedRequest) -> PreparedResponse?
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 where requests that `prepared` can answer from memory are answered on the connection's
     /// event loop, and every other request goes through the router as usual.
     ///
-    /// The router's path costs a task, a request and a response object and the middleware chain per
-    /// request, several times the cost of writing a cached list; the list of the latest pins is by far the
-    /// most common request. Both paths serve the same cache, so a client cannot tell them apart.
+    /// The router's path costs a task, request and response objects, a conversion of every header and the
+    /// middleware chain per request: several times the cost of writing a cached list, and the list of the
+    /// latest pins is by far the most common request. Both paths serve the same cache and headers, so a
+    /// client cannot tell them apart.
     public static func http1(serverName: String, counters: RequestCounters, logger: Logger,
                              prepared: @escaping PreparedAnswer) -> HTTPServerBuilder {
-        .http1(configuration: .init(additionalChannelHandlers: [
-            PreparedResponseHandler(serverName: serverName, counters: counters, logger: logger, prepared: prepared)
-        ]))
+        HTTPServerBuilder { responder in
+            PreparedHTTP1Channel(responder: responder, serverName: serverName, counters: counters, logger: logger, prepared: prepared)
+        }
     }
 }
 
-/// Sits after the HTTP codec and before the router's hand-off; see `HTTPServerBuilder.http1(serverName:…)`.
+/// Hummingbird's HTTP/1 channel with `PreparedResponseHandler` placed right after the HTTP parser, before
+/// the conversion to the router's request type.
+struct PreparedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let serverName: String
+    let counters: RequestCounters
+    let logger: Logger
+    let prepared: PreparedAnswer
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            var limits = NIOHTTPDecoderLimitConfiguration()
+            limits.maxHeaderFieldSize = 80 * 1024
+            limits.maxHeaderListSize = 80 * 1024
+            limits.maxHeaderFieldCount = 1000
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.configureHTTPServerPipeline(
+                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
+                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+            try pipeline.addHandler(PreparedResponseHandler(serverName: serverName, counters: counters, logger: self.logger, prepared: prepared))
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+            return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    func handle(value asyncChannel: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    }
+}
+
+/// Answers the requests `prepared` knows the answer to, and passes every other one on unchanged.
 final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let serverName: String
     private let counters: RequestCounters
@@ -41,7 +97,7 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// to the router too: answering it here would overtake their responses on a pipelined connection.
     private var routed = 0
     /// The answer to the request being read, written once the request's end arrives.
-    private var pending: PreparedResponse?
+    private var pending: (answer: PreparedResponse, version: HTTPVersion)?
 
     init(serverName: String, counters: RequestCounters, logger: Logger, prepared: @escaping PreparedAnswer) {
         self.serverName = serverName
@@ -52,10 +108,12 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let request):
-            if routed == 0, request.method == .get, request.headerFields[.connection] == nil, let answer = prepared(request) {
-                pending = answer
-                logger.debug("answered from memory", metadata: ["hb.request.path": "\(request.path ?? "")"])
+        case .head(let head):
+            // A connection that ends after this response is left to the router, which knows how to end it.
+            if routed == 0, head.method == .GET, head.isKeepAlive,
+               let answer = prepared(PreparedRequest(target: head.uri, headers: head.headers)) {
+                pending = (answer, head.version)
+                logger.debug("answered from memory", metadata: ["hb.request.path": "\(head.uri)"])
                 return
             }
             routed += 1
@@ -63,17 +121,20 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .body:
             if pending == nil { context.fireChannelRead(data) }
         case .end:
-            guard let answer = pending else {
+            guard let (answer, version) = pending else {
                 context.fireChannelRead(data)
                 return
             }
             pending = nil
-            var head = HTTPResponse(status: answer.status, headerFields: answer.headers)
-            head.headerFields[.contentLength] = String(answer.body?.readableBytes ?? 0)
-            head.headerFields[.date] = HTTPDate.now
-            head.headerFields[.server] = serverName
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(answer.headers.count + 3)
+            for field in answer.headers { headers.add(name: field.name.rawName, value: field.value) }
+            headers.add(name: "Content-Length", value: String(answer.body?.readableBytes ?? 0))
+            headers.add(name: "Date", value: HTTPDate.now)
+            headers.add(name: "Server", value: serverName)
+            let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: answer.status.code), headers: headers)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
-            if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+            if let body = answer.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             counters.count(answer.status)
         }

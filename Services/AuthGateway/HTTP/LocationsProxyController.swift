@@ -34,7 +34,7 @@ struct LocationsProxyController: Sendable {
 
     /// The default list comes from the gateway's cache when it can be trusted; anything else is forwarded.
     private func list(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        guard LatestListCache.isDefaultList(request.uri.query) else {
+        guard LatestListQuery.matches(request.uri.query.map { Substring($0) }) else {
             return try await forward(request, context: context, objectId: nil)
         }
         if let entry = latest.current {

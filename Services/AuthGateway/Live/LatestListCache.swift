@@ -44,10 +44,4 @@ final class LatestListCache: Sendable {
             state.entry = nil
         }
     }
-
-    /// Whether a list query asks for exactly the default list (any order of its parameters).
-    static func isDefaultList(_ query: String?) -> Bool {
-        guard let query, !query.isEmpty else { return true }
-        return query.split(separator: "&").allSatisfy { ["limit=100", "order=-updatedAt", "skip=0"].contains($0) }
-    }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import HTTPTypes
+import OnTheMapShared
 import ServiceKit
 
 /// The default list answered before the router (see `HTTPServerBuilder.http1(serverName:…)`), while the
@@ -8,15 +8,14 @@ import ServiceKit
 struct LatestListHotRead: Sendable {
     let latest: LatestListCache
 
-    func answer(_ request: HTTPRequest) -> PreparedResponse? {
-        guard let target = request.path else { return nil }
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        guard LocationsProxyController.mounts.contains(where: { $0.0 == parts[0] }),
-              LatestListCache.isDefaultList(parts.count > 1 ? String(parts[1]) : nil),
+    func answer(_ request: PreparedRequest) -> PreparedResponse? {
+        let path = request.path
+        guard LocationsProxyController.mounts.contains(where: { $0.0 == path }),
+              LatestListQuery.matches(request.query),
               let list = latest.current
         else { return nil }
-        var answer = list.answer(ifNoneMatch: request.headerFields[.ifNoneMatch])
-        answer.headers[.requestID] = RequestIDMiddleware.acceptable(request.headerFields[.requestID]) ?? UUID().uuidString.lowercased()
+        var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        answer.headers[.requestID] = RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()
         return answer
     }
 }

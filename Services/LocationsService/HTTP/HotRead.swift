@@ -1,6 +1,6 @@
 import HTTPTypes
 import Hummingbird
-import HummingbirdCore
+import OnTheMapShared
 import ServiceKit
 
 /// The hot read answered before the router (see `HTTPServerBuilder.http1(serverName:…)`): a GET of the
@@ -10,14 +10,13 @@ struct HotRead: Sendable {
     let cache: LatestLocationsCache
     let token: InternalToken
 
-    func answer(_ request: HTTPRequest) -> PreparedResponse? {
-        guard let target = request.path, target.hasPrefix(Self.path) else { return nil }
-        let uri = URI(target)
-        guard uri.path == Self.path, token.admits(authorization: request.headerFields[.authorization]),
-              (try? ListQueryParser.parse(uri.queryParameters)) == .latest,
+    func answer(_ request: PreparedRequest) -> PreparedResponse? {
+        // The common spellings of the default list; rarer ones take the router's path to the same cache.
+        guard request.path == Self.path, LatestListQuery.matches(request.query),
+              token.admits(authorization: request.header(.authorization)),
               let list = cache.ready
         else { return nil }
-        return list.answer(ifNoneMatch: request.headerFields[.ifNoneMatch])
+        return list.answer(ifNoneMatch: request.header(.ifNoneMatch))
     }
 
     static let path = "/v1/StudentLocation"
