@@ -1,7 +1,8 @@
--- pgbench script: the statement the service runs for POST /v1/StudentLocation (EventStore.appendPosted),
--- with the same tables, indexes, triggers, value shapes and sizes: one LocationPosted event plus one
--- read-model row, in one statement and one round trip. Run with -M extended, so values travel as bound
--- parameters as they do from the service.
+-- pgbench script: the transaction of one POST /v1/StudentLocation, as the service runs it for a post
+-- that arrives alone, with the same tables, indexes, triggers, value shapes and sizes: one LocationPosted
+-- event plus one read-model row, in one statement and one round trip. (Posts that arrive together, the
+-- service commits together: EventStore.appendPosted takes many pins in the same statement.) Run with
+-- -M extended, so values travel as bound parameters as they do from the service.
 -- :r is a fresh 63-bit random number per transaction: its hex form is the objectId, so ids stay unique.
 \set r random(1, 9223372036854775806)
 WITH appended AS (

@@ -82,7 +82,7 @@ def main(source, target):
          f"{replay_ratio_bare:.2f}×", "—", "—"),
         (f"Durable POST: `POST /v1/StudentLocation` (one event + one pin, fsync on), wrk -c32 {load_s} s",
          f"{count(num('post_service_rps'))} req/s",
-         f"pgbench -c32 -j2, the same statement (bench/append.sql): {count(num('post_pgbench_tps'))} tps",
+         f"pgbench -c32 -j2, one POST's transaction each (bench/append.sql): {count(num('post_pgbench_tps'))} tps",
          f"{fmt_ratio(post_ratio, POST_GOAL)}×", f"≥ {POST_GOAL}×", verdict(post_ratio >= POST_GOAL)),
         (f"Durable POST, against pgbench with the service's {r['post_pgbench_pool_clients']} append connections "
          "(for information)",

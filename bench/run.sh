@@ -3,7 +3,7 @@
 # same machine, so the ratio means something even where the absolute numbers do not travel:
 #   1. hot read      GET latest-100 (wrk)               vs nginx serving the same bytes as a static file
 #   2. replay        `locations-service replay`, 1M events vs one SQL statement rebuilding the same pins
-#   3. durable POST  POST one pin (wrk)                  vs pgbench running the service's append statement
+#   3. durable POST  POST one pin (wrk)                  vs pgbench running one POST's transaction each
 #   4. memory        the service's VmRSS: idle, and at peak and end of loads 1 and 3
 # and of auth-gateway in front of it:
 #   5. gateway read  GET latest-100 through the gateway (wrk) vs nginx serving the same bytes (figure of 1)
@@ -633,7 +633,7 @@ bench_post() {
     record post_service_all_commits "$(psql_db bench_post_service -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")"
     record post_service_all_events "$(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events")"
 
-    log "durable POST: pgbench with the same statement (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
+    log "durable POST: pgbench, one POST's transaction each (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
     create_database bench_post_pgbench
     DATABASE_URL=$(database_url bench_post_pgbench) timeout 120 "$bin" migrate >"$results_dir/pgbench-migrate.log" 2>&1
     run_pgbench post-pgbench 32

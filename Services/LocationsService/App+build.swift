@@ -34,7 +34,7 @@ func buildApplication(
     let appended = registry.makeCounter(descriptor: MetricNameDescriptor(
         namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
     let events = EventStore(database: database)
-    let commands = LocationCommands(events: events, readModel: readModel, didAppend: {
+    let commands = LocationCommands(events: events, posts: PostAppender(events: events), readModel: readModel, didAppend: {
         cache.invalidate()
         watch.notify()
         notifier.announce()

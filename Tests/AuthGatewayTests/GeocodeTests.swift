@@ -54,8 +54,8 @@ import TestSupport
                 """ : "[]"
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
         }
-        try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { nominatim in
-            try await withGateway(configure: { $0.geocoderURL = "http://127.0.0.1:\(nominatim.port!)" }) { client, _ in
+        try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).withLoopbackServer { port in
+            try await withGateway(configure: { $0.geocoderURL = "http://127.0.0.1:\(port)" }) { client, _ in
                 let reply = try await client.send(.get, "/v1/geocode?q=1600%20Amphitheatre%20Parkway,%20Mountain%20View")
                 #expect(reply.status == .ok)
                 let best = try #require(Self.candidates(reply).first)

@@ -45,8 +45,8 @@ import TestSupport
     }
 
     static func withUdacityGateway(baseURL: String? = nil, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        try await fakeUdacity().test(.live) { fake in
-            let url = baseURL ?? "http://127.0.0.1:\(fake.port!)"
+        try await fakeUdacity().withLoopbackServer { port in
+            let url = baseURL ?? "http://127.0.0.1:\(port)"
             try await withGateway(configure: {
                 $0.identityProvider = .udacity
                 $0.udacityBaseURL = url

@@ -1,8 +1,8 @@
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import NIOCore
 import ServiceLifecycle
+import TestSupport
 
 /// A stand-in Nominatim on 127.0.0.1 that speaks the real `format=jsonv2` shape, so the upstream
 /// client is tested over a real socket without leaving the machine.
@@ -65,17 +65,14 @@ enum FakeNominatim {
     }()
 
     /// Runs `body` with the base URL of a fake server on a free loopback port, then stops the server.
-    ///
-    /// The server is stopped by a graceful shutdown, never by cancelling it: a cancelled NIO server can
-    /// trap on a connection it accepted but had not yet handed over.
     static func withServer<T: Sendable>(recorder: Recorder = Recorder(),
                                         _ body: @escaping @Sendable (String) async throws -> T) async throws -> T {
         let app = Application(
             router: router(recorder: recorder),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             logger: quietLogger)
-        return try await app.test(.live) { client in
-            try await body("http://127.0.0.1:\(client.port ?? 0)")
+        return try await app.withLoopbackServer { port in
+            try await body("http://127.0.0.1:\(port)")
         }
     }
 }

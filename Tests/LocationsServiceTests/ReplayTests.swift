@@ -13,7 +13,8 @@ import TestSupport
 
     static func commands(_ client: PostgresClient) -> LocationCommands {
         let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
-        return LocationCommands(events: EventStore(database: database), readModel: ReadModel(database: database), didAppend: {})
+        let events = EventStore(database: database)
+        return LocationCommands(events: events, posts: PostAppender(events: events), readModel: ReadModel(database: database), didAppend: {})
     }
 
     /// One random step of a student's life: post a pin, move it, or delete it.

@@ -6,6 +6,7 @@ import OnTheMapShared
 /// rules (validation, ownership, version) against the read model.
 struct LocationCommands: Sendable {
     let events: EventStore
+    let posts: PostAppender
     let readModel: ReadModel
     /// Called after every append that committed, so cached reads move on at once.
     let didAppend: @Sendable () -> Void
@@ -45,7 +46,7 @@ struct LocationCommands: Sendable {
             return earlier
         }
         do {
-            try await events.appendPosted(location, metadata: context.metadata)
+            _ = try await posts.append(location, metadata: context.metadata)
         } catch EventStore.AppendError.duplicateIdempotencyKey {
             // A retry raced the first attempt; the first one won and its answer is the answer.
             if let key = context.idempotencyKey, let earlier = try await earlierAnswer(to: key, context: context) {

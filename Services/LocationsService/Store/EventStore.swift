@@ -20,27 +20,47 @@ struct EventStore: Sendable {
         case duplicateIdempotencyKey
     }
 
-    /// A pin's first event, `LocationPosted`, and its row in the read model.
-    @discardableResult
-    func appendPosted(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
-        let stream = StreamName(location.objectId).rawValue
-        let data = String(decoding: location.jsonBytes, as: UTF8.self)
-        return try await append(PostgresQuery("""
-            WITH appended AS (
+    /// New pins: for each a `LocationPosted` event and its row in the read model, all in one statement, so
+    /// in one transaction and one commit (the group commit of `PostAppender`). Either all are appended or
+    /// none: a clash of any one fails the statement. Answers each pin's position, in the order given.
+    func appendPosted(_ batch: [(location: StudentLocation, metadata: EventMetadata)]) async throws -> [LogPosition] {
+        let streams = batch.map { StreamName($0.location.objectId).rawValue }
+        let rows = try await appendRows(PostgresQuery("""
+            WITH input AS (
+                SELECT * FROM unnest(\(streams)::text[], \(batch.map { $0.location.objectId.rawValue })::text[], \(batch.map { String(decoding: $0.location.jsonBytes, as: UTF8.self) })::text[],
+                                     \(batch.map { $0.metadata.json })::text[], \(batch.map { $0.metadata.idempotencyKey ?? "" })::text[],
+                                     \(batch.map { $0.location.uniqueKey })::text[], \(batch.map { $0.location.firstName })::text[],
+                                     \(batch.map { $0.location.lastName })::text[], \(batch.map { $0.location.mapString })::text[],
+                                     \(batch.map { $0.location.mediaURL })::text[], \(batch.map { $0.location.latitude })::float8[],
+                                     \(batch.map { $0.location.longitude })::float8[], \(batch.map { $0.location.createdAt.iso8601 })::text[])
+                    WITH ORDINALITY AS t(stream_name, object_id, data, metadata, idempotency_key, unique_key, first_name, last_name,
+                                         map_string, media_url, latitude, longitude, created_at, n)
+            ), appended AS (
                 INSERT INTO locations.events
                     (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                VALUES (\(stream), 1, \(LocationEventType.posted.rawValue), \(LocationEventType.schemaVersion),
-                        \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), \(metadata.idempotencyKey))
-                RETURNING transaction_id, position
+                SELECT stream_name, 1, \(LocationEventType.posted.rawValue), \(LocationEventType.schemaVersion),
+                       data::jsonb, metadata::jsonb, unique_key, NULLIF(idempotency_key, '')
+                FROM input ORDER BY n
+                RETURNING transaction_id, position, stream_name
             ), projected AS (
                 INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
                                             latitude, longitude, created_at, updated_at, version)
-                VALUES (\(location.objectId.rawValue), \(location.uniqueKey), \(location.firstName), \(location.lastName),
-                        \(location.mapString), \(location.mediaURL), \(location.latitude), \(location.longitude),
-                        \(location.createdAt.iso8601)::timestamptz, \(location.updatedAt.iso8601)::timestamptz, 1)
+                SELECT object_id, unique_key, first_name, last_name, map_string, media_url,
+                       latitude, longitude, created_at::timestamptz, created_at::timestamptz, 1
+                FROM input
             )
-            SELECT transaction_id::text::bigint, position FROM appended
+            SELECT transaction_id::text::bigint, position, stream_name FROM appended
             """))
+        var positions: [String: LogPosition] = [:]
+        for row in rows {
+            let (transaction, position, stream) = try row.decode((Int64, Int64, String).self)
+            positions[stream] = LogPosition(transactionId: transaction, position: position)
+        }
+        // RETURNING promises no order, so each pin finds its own by stream.
+        return try streams.map { stream in
+            guard let position = positions[stream] else { throw PostgresAppendMissing() }
+            return position
+        }
     }
 
     /// `LocationUpdated` at `expectedVersion + 1`; fails with `.versionConflict` if someone else got there first.
@@ -89,10 +109,15 @@ struct EventStore: Sendable {
     }
 
     private func append(_ query: PostgresQuery) async throws -> LogPosition {
+        guard let row = try await appendRows(query).first else { throw PostgresAppendMissing() }
+        let (transaction, position) = try row.decode((Int64, Int64).self)
+        return LogPosition(transactionId: transaction, position: position)
+    }
+
+    /// Runs an append statement, turning a unique-constraint clash into its meaning.
+    private func appendRows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         do {
-            guard let row = try await database.query(query).first else { throw PostgresAppendMissing() }
-            let (transaction, position) = try row.decode((Int64, Int64).self)
-            return LogPosition(transactionId: transaction, position: position)
+            return try await database.query(query)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             switch error.serverInfo?[.constraintName] {
             case "events_idempotency_unique": throw AppendError.duplicateIdempotencyKey
