@@ -16,23 +16,19 @@ public struct Actor: Hashable, Sendable, Codable {
     }
 
     public var headerValue: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        // Encoding three strings cannot fail.
-        let data = (try? encoder.encode(self)) ?? Data("{}".utf8)
-        return data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("key", key)
+        json.field("firstName", firstName)
+        json.field("lastName", lastName)
+        json.endObject()
+        return Base64URL.encode(json.bytes)
     }
 
     /// Reads the header; nil when it is not base64url of a JSON actor with a non-empty key.
     public init?(headerValue: String) {
-        guard headerValue.utf8.count <= 4096 else { return nil }
-        var base64 = headerValue.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.utf8.count % 4 != 0 { base64.append("=") }
-        guard let data = Data(base64Encoded: base64),
-              let actor = try? JSONDecoder().decode(Actor.self, from: data),
+        guard headerValue.utf8.count <= 4096, let bytes = Base64URL.decode(headerValue),
+              let actor = try? JSONDecoder().decode(Actor.self, from: Data(bytes)),
               !actor.key.isEmpty
         else { return nil }
         self = actor

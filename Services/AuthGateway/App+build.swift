@@ -18,8 +18,11 @@ func buildApplication(
     let logger = configuredLogger
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
     let database = Database(client: client, logger: logger)
+    // As many connections to one upstream as requests the gateway serves at once are common: with fewer,
+    // writes queue in the gateway instead of reaching locations-service, which commits concurrent posts together.
     let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
-        timeout: .init(connect: .seconds(1), read: .seconds(10))))
+        timeout: .init(connect: .seconds(1), read: .seconds(10)),
+        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
 
     let accounts = AccountStore(database: database)
     let local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)

@@ -145,3 +145,20 @@ import Testing
         #expect(throws: LocationInput.ReadError.notAnObject) { try LocationInput.decode(Array("[]".utf8)) }
     }
 }
+
+@Suite struct Base64URLTests {
+    @Test(arguments: ["", "f", "fo", "foo", "foob", "fooba", "foobar"])
+    func matchesTheRFCVectorsWithoutPadding(_ text: String) {
+        let expected = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"][text]
+        #expect(Base64URL.encode(Array(text.utf8)) == expected)
+        #expect(Base64URL.decode(expected ?? "") == Array(text.utf8))
+    }
+
+    @Test func usesTheURLAlphabetAndRefusesEverythingElse() {
+        #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
+        #expect(Base64URL.decode("-_8") == [0xFB, 0xFF])
+        #expect(Base64URL.decode("+/8") == nil)
+        #expect(Base64URL.decode("Zg==") == nil)
+        #expect(Base64URL.decode("Z") == nil)
+    }
+}

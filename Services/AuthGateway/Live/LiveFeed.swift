@@ -64,6 +64,8 @@ final class LiveFeed: Service, Sendable {
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
     }
 
+    static let coalescing = Duration.milliseconds(50)
+
     private func follow() async {
         var cursor = "now"
         var pause = Duration.milliseconds(200)
@@ -77,6 +79,9 @@ final class LiveFeed: Service, Sendable {
                 page.events.forEach { broadcast(.change($0)) }
                 cursor = page.cursor
                 pause = .milliseconds(200)
+                // While the log moves fast, read it at most every 50 ms, in bigger pages, instead of once
+                // per append: each read costs both services a query and a round trip.
+                if !page.events.isEmpty { try? await Task.sleep(for: Self.coalescing) }
             } catch {
                 cache.setFollowing(false)
                 if Task.isCancelled { return }
