@@ -13,17 +13,22 @@ import Synchronization
 public struct PreparedRequest {
     /// Path and query as sent, e.g. `/v1/StudentLocation?limit=100`.
     public let target: String
+    /// The target up to its `?`, and what follows it (nil without a `?`).
+    public let path: Substring
+    public let query: Substring?
     let headers: HTTPHeaders
 
     public init(target: String, headers: HTTPHeaders) {
         self.target = target
         self.headers = headers
-    }
-
-    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
-    public var query: Substring? {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        return parts.count > 1 ? parts[1] : nil
+        // By bytes: splitting the String by Characters showed as 7% of the hot read's CPU.
+        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = target[..<mark]
+            query = target[target.utf8.index(after: mark)...]
+        } else {
+            path = target[...]
+            query = nil
+        }
     }
 
     public func header(_ name: HTTPField.Name) -> String? { headers.first(name: name.rawName) }
