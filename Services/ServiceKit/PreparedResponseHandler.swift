@@ -88,6 +88,10 @@ struct PreparedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 }
 
 /// Answers the requests `prepared` knows the answer to, and passes every other one on unchanged.
+///
+/// Its answers are rendered to bytes here and written below NIO's HTTP encoder, which would otherwise
+/// build a header list and check its framing for every one of them: the list's answer never changes
+/// between requests but for the date.
 final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -102,7 +106,10 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// to the router too: answering it here would overtake their responses on a pipelined connection.
     private var routed = 0
     /// The answer to the request being read, written once the request's end arrives.
-    private var pending: (answer: PreparedResponse, version: HTTPVersion)?
+    private var pending: PreparedResponse?
+    /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
+    /// place when there is none, as in a test's bare channel).
+    private var output: ChannelHandlerContext?
 
     init(serverName: String, counters: RequestCounters, logger: Logger, prepared: @escaping PreparedAnswer) {
         self.serverName = serverName
@@ -111,13 +118,22 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.prepared = prepared
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        output = (try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)) ?? context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        output = nil
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            // A connection that ends after this response is left to the router, which knows how to end it.
-            if routed == 0, head.method == .GET, head.isKeepAlive,
+            // HTTP/1.0, and a connection that ends after this response, are left to the router, which
+            // knows how to answer and end them.
+            if routed == 0, head.method == .GET, head.version == .http1_1, head.isKeepAlive,
                let answer = prepared(PreparedRequest(target: head.uri, headers: head.headers)) {
-                pending = (answer, head.version)
+                pending = answer
                 logger.debug("answered from memory", metadata: ["hb.request.path": "\(head.uri)"])
                 return
             }
@@ -126,21 +142,15 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .body:
             if pending == nil { context.fireChannelRead(data) }
         case .end:
-            guard let (answer, version) = pending else {
+            guard let answer = pending else {
                 context.fireChannelRead(data)
                 return
             }
             pending = nil
-            var headers = HTTPHeaders()
-            headers.reserveCapacity(answer.headers.count + 3)
-            for field in answer.headers { headers.add(name: field.name.rawName, value: field.value) }
-            headers.add(name: "Content-Length", value: String(answer.body?.readableBytes ?? 0))
-            headers.add(name: "Date", value: HTTPDate.now)
-            headers.add(name: "Server", value: serverName)
-            let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: answer.status.code), headers: headers)
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            if let body = answer.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let output = self.output ?? context
+            output.write(NIOAny(render(answer, allocator: context.channel.allocator)), promise: nil)
+            if let body = answer.body { output.write(NIOAny(body), promise: nil) }
+            output.flush()
             counters.count(answer.status)
         }
     }
@@ -148,6 +158,20 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) { routed -= 1 }
         context.write(data, promise: promise)
+    }
+
+    /// The status line and headers of `answer`, with the ones every response of ours carries.
+    private func render(_ answer: PreparedResponse, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var head = allocator.buffer(capacity: 256)
+        head.writeString("HTTP/1.1 \(answer.status.code) \(answer.status.reasonPhrase)\r\n")
+        for field in answer.headers {
+            head.writeString(field.name.rawName)
+            head.writeStaticString(": ")
+            head.writeString(field.value)
+            head.writeStaticString("\r\n")
+        }
+        head.writeString("Content-Length: \(answer.body?.readableBytes ?? 0)\r\nDate: \(HTTPDate.now)\r\nServer: \(serverName)\r\n\r\n")
+        return head
     }
 }
 
