@@ -67,10 +67,12 @@ struct PreparedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            // Hummingbird's own HTTP/1 limits.
+            let decoder = HTTP1Channel.Configuration.DecoderConfiguration()
             var limits = NIOHTTPDecoderLimitConfiguration()
-            limits.maxHeaderFieldSize = 80 * 1024
-            limits.maxHeaderListSize = 80 * 1024
-            limits.maxHeaderFieldCount = 1000
+            limits.maxHeaderFieldSize = decoder.maxHeaderFieldSize
+            limits.maxHeaderListSize = decoder.maxHeaderListSize
+            limits.maxHeaderFieldCount = decoder.maxHeaderFieldCount
             let pipeline = channel.pipeline.syncOperations
             try pipeline.configureHTTPServerPipeline(
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
@@ -119,7 +121,7 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        output = (try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)) ?? context
+        output = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

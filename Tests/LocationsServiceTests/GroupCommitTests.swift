@@ -32,7 +32,7 @@ import TestSupport
         }
     }
 
-    @Test func aRetryInTheSameBatchGetsTheFirstAnswerAndTheOthersAreNotHeldBack() async throws {
+    @Test func retriesAmongConcurrentPostsGetTheFirstAnswerAndTheOthersAreNotHeldBack() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
             let commands = ReplayTests.commands(client)

@@ -28,18 +28,18 @@ struct EventStore: Sendable {
         let rows = try await appendRows(PostgresQuery("""
             WITH input AS (
                 SELECT * FROM unnest(\(streams)::text[], \(batch.map { $0.location.objectId.rawValue })::text[], \(batch.map { String(decoding: $0.location.jsonBytes, as: UTF8.self) })::text[],
-                                     \(batch.map { $0.metadata.json })::text[], \(batch.map { $0.metadata.idempotencyKey ?? "" })::text[],
+                                     \(batch.map { $0.metadata.json })::text[], \(batch.map { $0.metadata.actor.key })::text[], \(batch.map { $0.metadata.idempotencyKey ?? "" })::text[],
                                      \(batch.map { $0.location.uniqueKey })::text[], \(batch.map { $0.location.firstName })::text[],
                                      \(batch.map { $0.location.lastName })::text[], \(batch.map { $0.location.mapString })::text[],
                                      \(batch.map { $0.location.mediaURL })::text[], \(batch.map { $0.location.latitude })::float8[],
                                      \(batch.map { $0.location.longitude })::float8[], \(batch.map { $0.location.createdAt.iso8601 })::text[])
-                    WITH ORDINALITY AS t(stream_name, object_id, data, metadata, idempotency_key, unique_key, first_name, last_name,
+                    WITH ORDINALITY AS t(stream_name, object_id, data, metadata, actor_key, idempotency_key, unique_key, first_name, last_name,
                                          map_string, media_url, latitude, longitude, created_at, n)
             ), appended AS (
                 INSERT INTO locations.events
                     (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
                 SELECT stream_name, 1, \(LocationEventType.posted.rawValue), \(LocationEventType.schemaVersion),
-                       data::jsonb, metadata::jsonb, unique_key, NULLIF(idempotency_key, '')
+                       data::jsonb, metadata::jsonb, actor_key, NULLIF(idempotency_key, '')
                 FROM input ORDER BY n
                 RETURNING transaction_id, position, stream_name
             ), projected AS (
