@@ -31,7 +31,11 @@ func buildApplication(
     case .udacity: UdacityIdentityProvider(baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
                                            accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
     }
-    let sessions = Sessions(provider: provider, store: SessionStore(database: database),
+    let sessionCache = SessionCache()
+    let sessionAnnouncements = ChannelListener(client: client, channel: SessionCache.channel, logger: logger,
+                                               onNotification: { sessionCache.heard($0) },
+                                               onConnectionChange: { sessionCache.setListening($0) })
+    let sessions = Sessions(provider: provider, store: SessionStore(database: database), cache: sessionCache,
                             throttle: LoginThrottle(database: database, policy: configuration.throttle),
                             lifetime: configuration.sessionLifetime, logger: logger)
     let locations = LocationsClient(baseURL: configuration.locationsURL, internalToken: configuration.internalToken,
@@ -74,7 +78,7 @@ func buildApplication(
         router: router,
         server: .http1(serverName: "auth-gateway", counters: counters, logger: logger, prepared: { hotRead.answer($0) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
-        services: [client, HTTPClientService(client: httpClient), feed],
+        services: [client, sessionAnnouncements, HTTPClientService(client: httpClient), feed],
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()

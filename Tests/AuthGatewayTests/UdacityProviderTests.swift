@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
+import Synchronization
 import Testing
 import TestSupport
 @testable import AuthGateway
@@ -13,8 +14,10 @@ import TestSupport
 @Suite struct UdacityProviderTests {
     static let prefix = ")]}'\n"
 
-    /// Udacity's v1 answers: a session for the one good password, 403 otherwise, and two broken accounts.
+    /// Udacity's v1 answers: a session for the one good password, 403 otherwise, two broken accounts, and
+    /// one whose last name changes with every profile read ("Renamed 1", "Renamed 2"...).
     static func fakeUdacity() -> some ApplicationProtocol {
+        let profileReads = ProfileReads()
         let router = Router()
         router.post("session") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 4096)
@@ -28,16 +31,26 @@ import TestSupport
                 return Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: "upstream exploded")))
             case "student@udacity.com" where credentials["password"] == "udacity-password":
                 return text(#"{"account":{"registered":true,"key":"3903878747"},"session":{"id":"1457628510Sc18f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#)
+            case "renamed@udacity.com" where credentials["password"] == "udacity-password":
+                return text(#"{"account":{"registered":true,"key":"\#(Self.renamedKey)"},"session":{"id":"1457628510Sd28f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#)
             default:
                 return text(#"{"status":403,"error":"Account not found or invalid credentials."}"#, status: .forbidden)
             }
         }
         router.get("users/:key") { _, context -> Response in
             let key = try context.parameters.require("key")
-            let user = #"{"first_name":"Jarrod","last_name":"Parkes","key":"\#(key)","nickname":"Jarrod"}"#
-            return text(#"{"first_name":"Jarrod","last_name":"Parkes","key":"\#(key)","user":\#(user)}"#)
+            let last = key == Self.renamedKey ? "Renamed \(profileReads.next())" : "Parkes"
+            let user = #"{"first_name":"Jarrod","last_name":"\#(last)","key":"\#(key)","nickname":"Jarrod"}"#
+            return text(#"{"first_name":"Jarrod","last_name":"\#(last)","key":"\#(key)","user":\#(user)}"#)
         }
         return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    }
+
+    static let renamedKey = "5550001111"
+
+    final class ProfileReads: Sendable {
+        private let count = Mutex(0)
+        func next() -> Int { count.withLock { $0 += 1; return $0 } }
     }
 
     static func text(_ json: String, status: HTTPResponse.Status = .ok) -> Response {
@@ -72,6 +85,24 @@ import TestSupport
             #expect(pin.json["lastName"] as? String == "Parkes")
             let profile = try await client.send(.get, "/v1/users/me", headers: [bearer])
             #expect(profile.json["last_name"] as? String == "Parkes")
+        }
+    }
+
+    @Test func namesChangedAtUdacityReachTheWritesOfSessionsOpenedBefore() async throws {
+        try await Self.withUdacityGateway { client in
+            let login = #"{"udacity":{"username":"renamed@udacity.com","password":"udacity-password"}}"#
+            let first = try await client.send(.post, "/v1/session", body: login)
+            let token = try #require((first.json["session"] as? [String: Any])?["id"] as? String)
+            let bearer = HTTPField(name: .authorization, value: "Bearer \(token)")
+            let body = #"{"mapString":"Huntsville, Alabama","mediaURL":"https://udacity.com","latitude":34.73,"longitude":-86.58}"#
+            let post = try await client.send(.post, "/v1/StudentLocation", body: body, headers: [bearer])
+            let id = try #require(post.json["objectId"] as? String)
+            #expect(try await client.send(.get, "/v1/StudentLocation/\(id)").json["lastName"] as? String == "Renamed 1")
+
+            // Logging in again (from another device, say) reads the new name; the first session writes with it.
+            #expect(try await client.send(.post, "/v1/session", body: login).status == .ok)
+            #expect(try await client.send(.put, "/v1/StudentLocation/\(id)", body: body, headers: [bearer]).status == .ok)
+            #expect(try await client.send(.get, "/v1/StudentLocation/\(id)").json["lastName"] as? String == "Renamed 2")
         }
     }
 

@@ -5,6 +5,7 @@ import OnTheMapShared
 struct Sessions: Sendable {
     let provider: any IdentityProvider
     let store: SessionStore
+    let cache: SessionCache
     let throttle: LoginThrottle
     let lifetime: Duration
     let logger: Logger
@@ -39,11 +40,29 @@ struct Sessions: Sendable {
         return Opened(account: account, token: token, expiresAt: expires)
     }
 
+    /// The account of a live session: from this replica's cache when it holds the session, else from the table.
     func account(for token: SessionToken) async throws -> Account? {
-        try await store.account(for: token)?.account
+        guard token.isWellFormed else { return nil }
+        let hash = token.hash.hexString
+        if let account = cache.account(tokenHash: hash) { return account }
+        let generation = cache.generation
+        guard let (account, expiresAt) = try await store.account(for: token) else { return nil }
+        cache.store(account, expiresAt: expiresAt, tokenHash: hash, readAt: generation)
+        return account
     }
 
+    /// Revokes the session. The other replicas drop it when PostgreSQL's notification reaches them, which
+    /// is when it reaches this one too: the answer waits (briefly) for that, so a client told it is logged
+    /// out finds its session dead on every replica.
     func logout(_ token: SessionToken) async throws {
-        try await store.revoke(token)
+        guard try await store.revoke(token) else { return }
+        let hash = token.hash.hexString
+        cache.forget(tokenHash: hash)
+        let deadline = ContinuousClock.now + Self.revocationEchoWait
+        while cache.isListening, !cache.hasHeardRevocation(tokenHash: hash), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
     }
+
+    static let revocationEchoWait = Duration.seconds(1)
 }

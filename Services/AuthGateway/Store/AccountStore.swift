@@ -40,13 +40,18 @@ struct AccountStore: Sendable {
         return try rows.first.map(Self.account(from:))
     }
 
-    /// Records what another provider told us about an account at login.
+    /// Records what another provider told us about an account at login. Names may have changed, so every
+    /// replica is told to look the account's sessions up again (see `SessionCache`).
     func upsertExternal(_ account: Account) async throws {
         _ = try await database.query("""
-            INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
-            VALUES (\(account.key), \(account.provider), \(account.email), \(account.firstName), \(account.lastName))
-            ON CONFLICT (key) DO UPDATE SET email = EXCLUDED.email, first_name = EXCLUDED.first_name,
-                                            last_name = EXCLUDED.last_name
+            WITH upserted AS (
+                INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
+                VALUES (\(account.key), \(account.provider), \(account.email), \(account.firstName), \(account.lastName))
+                ON CONFLICT (key) DO UPDATE SET email = EXCLUDED.email, first_name = EXCLUDED.first_name,
+                                                last_name = EXCLUDED.last_name
+                RETURNING key
+            )
+            SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || key) FROM upserted
             """)
     }
 

@@ -3,7 +3,7 @@ import OnTheMapShared
 import PostgresNIO
 import ServiceKit
 
-/// `auth.sessions`. Every check reads the table, so a revoked session is dead on every replica at once.
+/// `auth.sessions`. A revocation is announced to every replica (see `SessionCache`) in its own statement.
 struct SessionStore: Sendable {
     let database: Database
 
@@ -31,14 +31,18 @@ struct SessionStore: Sendable {
         return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
     }
 
-    /// Ends a session now. Returns false when there was no live session with this token.
+    /// Ends a session now, and tells every replica in the same statement (the notification goes out when
+    /// it commits). Returns false when there was no live session with this token.
     @discardableResult
     func revoke(_ token: SessionToken) async throws -> Bool {
         guard token.isWellFormed else { return false }
         let rows = try await database.query("""
-            UPDATE auth.sessions SET revoked_at = now()
-            WHERE token_hash = \(ByteBuffer(bytes: token.hash)) AND revoked_at IS NULL
-            RETURNING 1
+            WITH revoked AS (
+                UPDATE auth.sessions SET revoked_at = now()
+                WHERE token_hash = \(ByteBuffer(bytes: token.hash)) AND revoked_at IS NULL
+                RETURNING token_hash
+            )
+            SELECT pg_notify(\(SessionCache.channel), \(SessionCache.revokedPrefix) || encode(token_hash, 'hex')) FROM revoked
             """)
         return !rows.isEmpty
     }

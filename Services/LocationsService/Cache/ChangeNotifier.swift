@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import ServiceKit
 import ServiceLifecycle
 import Synchronization
 
@@ -61,30 +62,10 @@ final class ChangeNotifier: Service, Sendable {
         }
     }
 
-    /// Listens until shutdown, reconnecting with a growing pause when the database goes away.
+    /// Listens until shutdown.
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var pause = Duration.milliseconds(200)
-            while !Task.isCancelled {
-                do {
-                    try await self.client.withConnection { connection in
-                        try await connection.listen(on: Self.channel) { notifications in
-                            // Anything announced while we were not listening was missed: start afresh.
-                            self.onConnectionChange(true)
-                            pause = .milliseconds(200)
-                            for try await _ in notifications {
-                                self.onChange()
-                            }
-                        }
-                    }
-                } catch {
-                    if Task.isCancelled { break }
-                    self.logger.warning("change listener lost its connection; retrying", metadata: ["error": "\(String(reflecting: error))"])
-                }
-                self.onConnectionChange(false)
-                try? await Task.sleep(for: pause)
-                pause = min(pause * 2, .seconds(5))
-            }
-        }
+        try await ChannelListener(client: client, channel: Self.channel, logger: logger,
+                                  onNotification: { [onChange] _ in onChange() },
+                                  onConnectionChange: onConnectionChange).run()
     }
 }

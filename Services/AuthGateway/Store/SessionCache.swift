@@ -1,0 +1,106 @@
+import OnTheMapShared
+import Synchronization
+
+/// The live sessions this replica has looked up, so that a write does not cost a query for its session.
+///
+/// Whatever would make an entry wrong is announced on the channel `auth_sessions` by the statement that
+/// does it (a logout: `revoked:<token hash>`; new names from an identity provider: `account:<key>`), and
+/// every replica drops what it hears of. Nothing is trusted while the replica is not listening, since an
+/// announcement may have been missed then; and no entry outlives `maximumAge`, whatever happens.
+final class SessionCache: Sendable {
+    static let channel = "auth_sessions"
+
+    struct Entry: Sendable {
+        let account: Account
+        let expiresAt: Timestamp
+        let storedAt: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var listening = false
+        /// Moves on with every announcement: a lookup that raced one is not kept.
+        var generation: UInt64 = 0
+        /// The last revocations heard, newest last, for a logout to see its own come back.
+        var heardRevocations: [String] = []
+    }
+
+    private let state = Mutex(State())
+    let capacity: Int
+    let maximumAge: Duration
+
+    init(capacity: Int = 100_000, maximumAge: Duration = .seconds(60)) {
+        self.capacity = capacity
+        self.maximumAge = maximumAge
+    }
+
+    /// The account of a session known to be live, by the hex SHA-256 of its token.
+    func account(tokenHash: String, now: Timestamp = .now()) -> Account? {
+        state.withLock { state in
+            guard state.listening, let entry = state.entries[tokenHash] else { return nil }
+            guard now < entry.expiresAt, ContinuousClock.now - entry.storedAt < maximumAge else {
+                state.entries[tokenHash] = nil
+                return nil
+            }
+            return entry.account
+        }
+    }
+
+    /// The generation to pass to `store` after reading the database.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    func store(_ account: Account, expiresAt: Timestamp, tokenHash: String, readAt generation: UInt64) {
+        state.withLock { state in
+            guard state.listening, state.generation == generation else { return }
+            if state.entries.count >= capacity, state.entries[tokenHash] == nil {
+                state.entries.remove(at: state.entries.startIndex)
+            }
+            state.entries[tokenHash] = Entry(account: account, expiresAt: expiresAt, storedAt: .now)
+        }
+    }
+
+    /// One announcement from `auth_sessions`.
+    func heard(_ payload: String) {
+        state.withLock { state in
+            state.generation &+= 1
+            if payload.hasPrefix(Self.revokedPrefix) {
+                let hash = String(payload.dropFirst(Self.revokedPrefix.count))
+                state.entries[hash] = nil
+                state.heardRevocations.append(hash)
+                if state.heardRevocations.count > 64 { state.heardRevocations.removeFirst() }
+            } else if payload.hasPrefix(Self.accountPrefix) {
+                let key = payload.dropFirst(Self.accountPrefix.count)
+                state.entries = state.entries.filter { $0.value.account.key != key }
+            } else {
+                state.entries.removeAll()
+            }
+        }
+    }
+
+    /// Drops one session at once, before its announcement comes back.
+    func forget(tokenHash: String) {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries[tokenHash] = nil
+        }
+    }
+
+    /// Whether this replica hears announcements now. Either way, what was cached before is dropped.
+    func setListening(_ listening: Bool) {
+        state.withLock { state in
+            state.listening = listening
+            state.generation &+= 1
+            state.entries.removeAll()
+        }
+    }
+
+    var isListening: Bool { state.withLock { $0.listening } }
+
+    func hasHeardRevocation(tokenHash: String) -> Bool {
+        state.withLock { $0.heardRevocations.contains(tokenHash) }
+    }
+
+    /// The prefixes of the payloads, as the SQL that announces them writes them.
+    static let revokedPrefix = "revoked:"
+    static let accountPrefix = "account:"
+}
