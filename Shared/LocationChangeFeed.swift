@@ -8,6 +8,27 @@ public struct LocationChangePage: Codable, Sendable, Equatable {
         self.events = events
         self.cursor = cursor
     }
+
+    /// The page as locations-service sends it: what `Codable` reads back, written without `JSONEncoder`,
+    /// since a page is written for every few appends while writes pour in.
+    public var jsonBytes: [UInt8] {
+        var json = JSONWriter(reservingCapacity: 64 + events.count * 400)
+        json.beginObject()
+        json.key("events")
+        json.beginArray()
+        for event in events {
+            json.beginObject()
+            json.field("id", event.id)
+            json.field("type", event.type.rawValue)
+            json.key(event.location == nil ? "deletion" : "location")
+            json.raw(event.dataJSON)
+            json.endObject()
+        }
+        json.endArray()
+        json.field("cursor", cursor)
+        json.endObject()
+        return json.bytes
+    }
 }
 
 /// One change as the live stream sends it: `id` resumes the stream (`Last-Event-ID`), `type` is the event

@@ -37,6 +37,22 @@ import Testing
                 == #"{"updatedAt":"2015-03-11T02:56:49.997Z","objectId":"CDHfAy8sdp","createAt":"2015-03-11T02:48:18.321Z"}"#)
     }
 
+    @Test func changePageReadsBackAsWrittenWithDeletionsAndNamesInAnyScript() throws {
+        var renamed = Self.jarrod
+        renamed.firstName = "Zoë \"Ш\" 王"
+        let deletion = LocationDeleted(objectId: ObjectID("CDHfAy8sdp"), uniqueKey: "3903878747",
+                                       deletedAt: Timestamp(iso8601: "2015-03-10T00:00:00.001Z")!)
+        let page = LocationChangePage(events: [
+            LocationChangeEvent(id: "736-1", change: .upserted(renamed), type: .posted),
+            LocationChangeEvent(id: "737-2", change: .deleted(deletion), type: .deleted),
+        ], cursor: "737-2")
+        #expect(try JSONDecoder().decode(LocationChangePage.self, from: Data(page.jsonBytes)) == page)
+        #expect(String(decoding: page.jsonBytes, as: UTF8.self).hasSuffix(
+            #"{"id":"737-2","type":"LocationDeleted","deletion":{"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","deletedAt":"2015-03-10T00:00:00.001Z"}}],"cursor":"737-2"}"#))
+        let empty = LocationChangePage(events: [], cursor: "now")
+        #expect(String(decoding: empty.jsonBytes, as: UTF8.self) == #"{"events":[],"cursor":"now"}"#)
+    }
+
     @Test func parseErrorBody() {
         #expect(String(decoding: ParseError(.objectNotFound, "Object not found.").jsonBytes, as: UTF8.self)
                 == #"{"code":101,"error":"Object not found."}"#)

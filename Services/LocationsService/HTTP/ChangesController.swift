@@ -37,6 +37,6 @@ struct ChangesController<Context: RequestContext>: Sendable {
         let answer = LocationChangePage(
             events: page.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type) },
             cursor: (page.last?.position ?? after).description)
-        return .json(Array(try JSONEncoder().encode(answer)))
+        return .json(answer.jsonBytes)
     }
 }
