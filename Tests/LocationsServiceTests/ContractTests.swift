@@ -134,4 +134,27 @@ import TestSupport
             }
         }
     }
+
+    @Test func changesWithoutEventsOnlyMoveTheCursorToTheHead() async throws {
+        try await withLiveService { client, _ in
+            let start = try await client.send(.get, "/v1/StudentLocation/changes?after=now&events=false")
+            let before = try #require(start.json["cursor"] as? String)
+            #expect(start.body == #"{"events":[],"cursor":"\#(before)"}"#)
+            _ = try await client.post(as: TestActors.jarrod)
+            _ = try await client.post(as: TestActors.amara)
+            let moved = try await client.send(.get, "/v1/StudentLocation/changes?after=\(before)&wait=5&events=false")
+            let after = try #require(moved.json["cursor"] as? String)
+            #expect(moved.body == #"{"events":[],"cursor":"\#(after)"}"#)
+            // The cursor is where the two posts end: the same as the last event of the full page.
+            let full = try await client.send(.get, "/v1/StudentLocation/changes?after=\(before)")
+            let events = try #require(full.json["events"] as? [[String: Any]])
+            #expect(events.count == 2)
+            #expect(events.last?["id"] as? String == after)
+            #expect(full.json["cursor"] as? String == after)
+
+            let odd = try await client.send(.get, "/v1/StudentLocation/changes?after=now&events=maybe")
+            #expect(odd.status == .badRequest)
+            #expect(odd.body == #"{"code":102,"error":"events must be true or false."}"#)
+        }
+    }
 }

@@ -71,17 +71,27 @@ final class LiveFeed: Service, Sendable {
         var pause = Duration.milliseconds(200)
         while !Task.isCancelled {
             do {
+                // A cursor of its own rather than `now`, which moves: a stretch can then be read again.
+                if cursor == "now" {
+                    cursor = try await locations.changes(after: cursor, wait: 0, events: false, requestID: "live-feed").cursor
+                }
+                // With no live stream open, nobody needs the changes themselves, only to know that the log
+                // moved: the service then answers with the head's cursor alone.
+                let listening = subscriberCount > 0
                 // The wait stays below the HTTP client's read timeout (10 s), so a quiet log is not an error.
-                let page = try await locations.changes(after: cursor, wait: 5, requestID: "live-feed")
-                if !page.events.isEmpty { cache.invalidate() }
+                let page = try await locations.changes(after: cursor, wait: 5, events: listening, requestID: "live-feed")
+                let moved = page.cursor != cursor
+                if moved { cache.invalidate() }
                 // Only once the feed has caught up can the cached list be trusted.
                 cache.setFollowing(true)
+                // A stream opened during a read without changes reads the same stretch again, with them.
+                if !listening, subscriberCount > 0 { continue }
                 page.events.forEach { broadcast(.change($0)) }
                 cursor = page.cursor
                 pause = .milliseconds(200)
                 // While the log moves fast, read it at most every 50 ms, in bigger pages, instead of once
                 // per append: each read costs both services a query and a round trip.
-                if !page.events.isEmpty { try? await Task.sleep(for: Self.coalescing) }
+                if moved { try? await Task.sleep(for: Self.coalescing) }
             } catch {
                 cache.setFollowing(false)
                 if Task.isCancelled { return }

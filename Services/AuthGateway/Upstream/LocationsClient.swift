@@ -24,10 +24,10 @@ struct LocationsClient: Sendable {
     static let forwardedHeaders = ["Content-Type", "If-Match", "If-None-Match", InternalHeaders.idempotencyKey, "User-Agent"]
 
     /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
-    /// `wait` for something to happen.
-    func changes(after cursor: String, wait: Int, requestID: String) async throws -> LocationChangePage {
+    /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
+    func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
         let answer = try await send(method: .GET, path: "/v1/StudentLocation/changes",
-                                    query: "after=\(cursor)&wait=\(wait)", headers: [:], body: nil, actor: nil,
+                                    query: "after=\(cursor)&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
                                     requestID: requestID, timeout: timeout + .seconds(Int64(wait)))
         guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)) else {
             logger.warning("unexpected change feed answer", metadata: ["status": "\(answer.status)"])

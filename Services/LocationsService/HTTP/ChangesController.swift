@@ -6,7 +6,8 @@ import ServiceKit
 /// `GET /v1/StudentLocation/changes?after=<cursor>&wait=<seconds>`: the log in commit order, for the
 /// gateway's live stream. With nothing new it waits (long poll) for a change notification, looking again
 /// now and then, because an event becomes readable only once no earlier transaction can still commit.
-/// `after=now` starts at the head of the log.
+/// `after=now` starts at the head of the log. With `events=false` the page lists nothing and its cursor
+/// jumps to the head: for a follower that only needs to know that (and how far) the log moved.
 struct ChangesController<Context: RequestContext>: Sendable {
     let events: EventStore
     let watch: LogWatch
@@ -29,6 +30,20 @@ struct ChangesController<Context: RequestContext>: Sendable {
         }
         let wait = parameters["wait"].flatMap { Int($0) }.map { min(max($0, 0), Self.maximumWait) } ?? 0
         let deadline = ContinuousClock.now + .seconds(wait)
+        let listsEvents: Bool
+        switch parameters["events"] {
+        case nil, "true"?: listsEvents = true
+        case "false"?: listsEvents = false
+        default: throw LocationError.invalidQuery("events must be true or false.")
+        }
+        guard listsEvents else {
+            var head = try await events.head()
+            while head <= after, ContinuousClock.now < deadline {
+                await watch.wait(timeout: min(.milliseconds(250), deadline - .now))
+                head = try await events.head()
+            }
+            return .json(LocationChangePage(events: [], cursor: max(head, after).description).jsonBytes)
+        }
         var page = try await events.events(after: after, limit: Self.pageSize)
         while page.isEmpty, ContinuousClock.now < deadline {
             await watch.wait(timeout: min(.milliseconds(250), deadline - .now))
