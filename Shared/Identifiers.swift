@@ -4,12 +4,23 @@ public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible {
 
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
+    /// Ten characters drawn uniformly: one number below 62^10 (it fits 64 bits), written in base 62, so an id
+    /// costs one read of the system's random source rather than ten.
     public static func random() -> ObjectID {
         var generator = SystemRandomNumberGenerator()
-        return ObjectID(String((0..<10).map { _ in Self.alphabet[Int(generator.next(upperBound: UInt(Self.alphabet.count)))] }))
+        var number = generator.next(upperBound: idCount)
+        var bytes = [UInt8](repeating: 0, count: 10)
+        for index in bytes.indices {
+            bytes[index] = alphabet[Int(number % 62)]
+            number /= 62
+        }
+        return ObjectID(String(decoding: bytes, as: UTF8.self))
     }
+
+    /// 62^10, how many ids there are.
+    private static let idCount: UInt64 = (0..<10).reduce(1) { product, _ in product * 62 }
 
     /// Ids are printable ASCII of modest length; anything else cannot name a pin.
     public var isWellFormed: Bool {
