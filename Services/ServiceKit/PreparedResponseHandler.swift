@@ -100,7 +100,8 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let serverName: String
+    /// `\r\nServer: <name>\r\n\r\n`: what ends every head, after the date.
+    private let serverTrailer: [UInt8]
     private let counters: RequestCounters
     private let logger: Logger
     private let prepared: PreparedAnswer
@@ -114,7 +115,7 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var output: ChannelHandlerContext?
 
     init(serverName: String, counters: RequestCounters, logger: Logger, prepared: @escaping PreparedAnswer) {
-        self.serverName = serverName
+        serverTrailer = Array("\r\nServer: \(serverName)\r\n\r\n".utf8)
         self.counters = counters
         self.logger = logger
         self.prepared = prepared
@@ -162,17 +163,13 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         context.write(data, promise: promise)
     }
 
-    /// The status line and headers of `answer`, with the ones every response of ours carries.
+    /// The head of `answer`, with the headers every response of ours carries.
     private func render(_ answer: PreparedResponse, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var head = allocator.buffer(capacity: 256)
-        head.writeString("HTTP/1.1 \(answer.status.code) \(answer.status.reasonPhrase)\r\n")
-        for field in answer.headers {
-            head.writeString(field.name.rawName)
-            head.writeStaticString(": ")
-            head.writeString(field.value)
-            head.writeStaticString("\r\n")
-        }
-        head.writeString("Content-Length: \(answer.body?.readableBytes ?? 0)\r\nDate: \(HTTPDate.now)\r\nServer: \(serverName)\r\n\r\n")
+        var head = allocator.buffer(capacity: answer.head.readableBytes + 48 + serverTrailer.count)
+        head.writeImmutableBuffer(answer.head)
+        head.writeStaticString("Date: ")
+        head.writeString(HTTPDate.now)
+        head.writeBytes(serverTrailer)
         return head
     }
 }

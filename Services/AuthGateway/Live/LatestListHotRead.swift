@@ -15,7 +15,7 @@ struct LatestListHotRead: Sendable {
               let list = latest.current
         else { return nil }
         var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
-        answer.headers[.requestID] = RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()
+        answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()))
         return answer
     }
 }
