@@ -40,8 +40,9 @@ struct AccountStore: Sendable {
         return try rows.first.map(Self.account(from:))
     }
 
-    /// Records what another provider told us about an account at login. Names may have changed, so every
-    /// replica is told to look the account's sessions up again (see `SessionCache`).
+    /// Records what another provider told us about an account at login. When that adds or changes the
+    /// account, every replica is told to look its sessions up again (see `SessionCache`); a login that
+    /// changes nothing announces nothing, since each announcement makes every replica scan its cache.
     func upsertExternal(_ account: Account) async throws {
         _ = try await database.query("""
             WITH upserted AS (
@@ -49,6 +50,8 @@ struct AccountStore: Sendable {
                 VALUES (\(account.key), \(account.provider), \(account.email), \(account.firstName), \(account.lastName))
                 ON CONFLICT (key) DO UPDATE SET email = EXCLUDED.email, first_name = EXCLUDED.first_name,
                                                 last_name = EXCLUDED.last_name
+                WHERE (accounts.email, accounts.first_name, accounts.last_name)
+                      IS DISTINCT FROM (EXCLUDED.email, EXCLUDED.first_name, EXCLUDED.last_name)
                 RETURNING key
             )
             SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || key) FROM upserted
