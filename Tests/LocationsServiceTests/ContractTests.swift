@@ -140,17 +140,31 @@ import TestSupport
             let start = try await client.send(.get, "/v1/StudentLocation/changes?after=now&events=false")
             let before = try #require(start.json["cursor"] as? String)
             #expect(start.body == #"{"events":[],"cursor":"\#(before)"}"#)
-            _ = try await client.post(as: TestActors.jarrod)
-            _ = try await client.post(as: TestActors.amara)
-            let moved = try await client.send(.get, "/v1/StudentLocation/changes?after=\(before)&wait=5&events=false")
-            let after = try #require(moved.json["cursor"] as? String)
-            #expect(moved.body == #"{"events":[],"cursor":"\#(after)"}"#)
-            // The cursor is where the two posts end: the same as the last event of the full page.
-            let full = try await client.send(.get, "/v1/StudentLocation/changes?after=\(before)")
-            let events = try #require(full.json["events"] as? [[String: Any]])
-            #expect(events.count == 2)
-            #expect(events.last?["id"] as? String == after)
-            #expect(full.json["cursor"] as? String == after)
+            let posted = [try await client.post(as: TestActors.jarrod), try await client.post(as: TestActors.amara)]
+            // An event becomes readable only once no earlier transaction anywhere in the cluster can still
+            // commit, so either read may first see one post and then the other: each follows until both.
+            var events: [[String: Any]] = []
+            var cursor = before
+            while events.count < posted.count {
+                let page = try await client.send(.get, "/v1/StudentLocation/changes?after=\(cursor)&wait=5")
+                let more = try #require(page.json["events"] as? [[String: Any]])
+                try #require(!more.isEmpty, "no new event within 5 s")
+                events += more
+                cursor = try #require(page.json["cursor"] as? String)
+            }
+            #expect(events.map { ($0["location"] as? [String: Any])?["objectId"] as? String } == posted)
+            #expect(events.last?["id"] as? String == cursor)
+            // Without events, the cursor alone moves, and it stops exactly where the two posts end.
+            var head = before
+            while head != cursor {
+                let moved = try await client.send(.get, "/v1/StudentLocation/changes?after=\(head)&wait=5&events=false")
+                let next = try #require(moved.json["cursor"] as? String)
+                #expect(moved.body == #"{"events":[],"cursor":"\#(next)"}"#)
+                try #require(next != head, "the head did not move within 5 s")
+                head = next
+            }
+            let still = try await client.send(.get, "/v1/StudentLocation/changes?after=\(head)&wait=1&events=false")
+            #expect(still.body == #"{"events":[],"cursor":"\#(head)"}"#)
 
             let odd = try await client.send(.get, "/v1/StudentLocation/changes?after=now&events=maybe")
             #expect(odd.status == .badRequest)
