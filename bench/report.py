@@ -23,8 +23,34 @@ def load(path):
     return values
 
 
+# The runs measured in every round, with the figure that ranks them.
+MEASURED = [("read_nginx", "rps"), ("gw_read_nginx", "rps"), ("read_service", "rps"), ("gw_read", "rps"),
+            ("post_service", "rps"), ("gw_post", "rps"), ("post_pgbench", "tps")]
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def settle_rounds(r):
+    """Lets PREFIX_* name the median round of each run measured in rounds (PREFIX_<round>_*): the round
+    whose throughput is the median (the lower of the two middle ones when the count is even)."""
+    rounds = int(r["rounds"])
+    for prefix, figure in MEASURED:
+        if f"{prefix}_1_{figure}" not in r:
+            continue
+        ranked = sorted(range(1, rounds + 1), key=lambda k: float(r[f"{prefix}_{k}_{figure}"]))
+        chosen = f"{prefix}_{ranked[(rounds - 1) // 2]}_"
+        for key in [key for key in r if key.startswith(chosen)]:
+            r[prefix + "_" + key[len(chosen):]] = r[key]
+
+
 def main(source, target):
     r = load(source)
+    settle_rounds(r)
+    rounds = int(r["rounds"])
 
     def num(key):
         return float(r[key])
@@ -43,20 +69,27 @@ def main(source, target):
         text = f"{value:.2f}"
         return f"{value:.3f}" if goal is not None and float(text) == goal else text
 
-    read_ratio = num("read_service_rps") / num("read_nginx_rps")
+    def per_round(subject, limit, limit_figure="rps"):
+        """The subject's throughput over its limit's, round by round."""
+        return [num(f"{subject}_{k}_rps") / num(f"{limit}_{k}_{limit_figure}") for k in range(1, rounds + 1)]
+
+    gw_limit = "read_nginx" if r["gw_read_same_bytes"] == "yes" else "gw_read_nginx"
+    read_ratios = per_round("read_service", "read_nginx")
+    post_ratios = per_round("post_service", "post_pgbench", "tps")
+    gw_read_ratios = per_round("gw_read", gw_limit)
+    gw_post_ratios = per_round("gw_post", "post_service")
+    read_ratio, post_ratio = median(read_ratios), median(post_ratios)
+    gw_read_ratio, gw_post_ratio = median(gw_read_ratios), median(gw_post_ratios)
     replay_ratio = num("replay_service_seconds") / num("replay_sql_seconds")
     replay_ratio_bare = num("replay_service_seconds") / num("replay_sql_noindex_seconds")
-    post_ratio = num("post_service_rps") / num("post_pgbench_tps")
     idle = num("rss_idle_kb")
-    gw_read_ratio = num("gw_read_rps") / num("gw_read_limit_rps")
-    gw_post_ratio = num("gw_post_rps") / num("post_service_rps")
     gw_body_kb = num("gw_read_body_bytes") / 1024
     gw_source = ("forwarded to the service: the live feed was not following"
                  if int(r.get("gw_read_feed_lost", "0")) > 0 else "from the gateway's cache")
     if r["gw_read_same_bytes"] == "yes":
-        gw_limit_text = f"nginx, same bytes (the hot read's run above): {count(num('gw_read_limit_rps'))} req/s"
+        gw_limit_text = f"nginx, same bytes (the hot read's nginx above): {count(num('read_nginx_rps'))} req/s"
     else:
-        gw_limit_text = f"nginx, the gateway's bytes as a static file: {count(num('gw_read_limit_rps'))} req/s"
+        gw_limit_text = f"nginx, the gateway's bytes as a static file: {count(num('gw_read_nginx_rps'))} req/s"
     load_s = r["load_seconds"]
     body_kb = num("read_body_bytes") / 1024
     events = num("replay_events")
@@ -64,7 +97,7 @@ def main(source, target):
 
     rows = [
         ("Hot read: `GET /v1/StudentLocation` (latest 100, "
-         f"{body_kb:.1f} KB), wrk -t2 -c64 {load_s} s",
+         f"{body_kb:.1f} KB), wrk -t2 -c64, {rounds} × {load_s} s",
          f"{count(num('read_service_rps'))} req/s",
          f"nginx, same bytes as a static file: {count(num('read_nginx_rps'))} req/s",
          f"{fmt_ratio(read_ratio, READ_GOAL)}×", f"≥ {READ_GOAL}×", verdict(read_ratio >= READ_GOAL)),
@@ -80,7 +113,7 @@ def main(source, target):
          f"{num('replay_service_seconds'):.2f} s",
          f"SQL rebuild, no indexes: {num('replay_sql_noindex_seconds'):.2f} s",
          f"{replay_ratio_bare:.2f}×", "—", "—"),
-        (f"Durable POST: `POST /v1/StudentLocation` (one event + one pin, fsync on), wrk -c32 {load_s} s",
+        (f"Durable POST: `POST /v1/StudentLocation` (one event + one pin, fsync on), wrk -c32, {rounds} × {load_s} s",
          f"{count(num('post_service_rps'))} req/s",
          f"pgbench -c32 -j2, one POST's transaction each (bench/append.sql): {count(num('post_pgbench_tps'))} tps",
          f"{fmt_ratio(post_ratio, POST_GOAL)}×", f"≥ {POST_GOAL}×", verdict(post_ratio >= POST_GOAL)),
@@ -90,13 +123,13 @@ def main(source, target):
          f"pgbench -c{r['post_pgbench_pool_clients']}: {count(num('post_pgbench_pool_tps'))} tps",
          f"{num('post_service_rps') / num('post_pgbench_pool_tps'):.2f}×", "—", "—"),
         ("Through auth-gateway: hot read `GET /v1/StudentLocation` (latest 100, "
-         f"{gw_body_kb:.1f} KB, {gw_source}), wrk -t2 -c64 {load_s} s",
+         f"{gw_body_kb:.1f} KB, {gw_source}), wrk -t2 -c64, {rounds} × {load_s} s",
          f"{count(num('gw_read_rps'))} req/s", gw_limit_text,
          f"{fmt_ratio(gw_read_ratio, GW_READ_GOAL)}×", f"≥ {GW_READ_GOAL}×", verdict(gw_read_ratio >= GW_READ_GOAL)),
         ("Through auth-gateway: `POST /v1/StudentLocation` with `Authorization: Bearer <session id>`, "
-         f"wrk -c32 {load_s} s",
+         f"wrk -c32, {rounds} × {load_s} s",
          f"{count(num('gw_post_rps'))} req/s",
-         f"locations-service's own durable POST (row above): {count(num('post_service_rps'))} req/s",
+         f"locations-service's own durable POST (above): {count(num('post_service_rps'))} req/s",
          f"{fmt_ratio(gw_post_ratio, GW_POST_GOAL)}×", f"≥ {GW_POST_GOAL}×", verdict(gw_post_ratio >= GW_POST_GOAL)),
         ("Memory (VmRSS) idle, after start", mb("rss_idle_kb"), "—", "—", "—", "reported"),
         ("Memory during the hot read: peak / at end", f"{mb('rss_read_peak_kb')} / {mb('rss_read_end_kb')}",
@@ -174,8 +207,12 @@ def main(source, target):
         f"(1, 5, 15 min) {r['load_before']} before and {r['load_after']} after",
         f"- PostgreSQL {r['postgres_version']} (private cluster, default settings: fsync on, synchronous_commit on, "
         f"shared_buffers 128 MB), nginx {r['nginx_version']}, wrk {r['wrk_version']}, Swift {r['swift_version']}",
-        f"- Every load: {r['warmup_seconds']} s unmeasured warm-up, then {load_s} s measured. Load generator, server and",
-        "  PostgreSQL all share the same cores, as they do in every row.",
+        f"- Each server and pgbench first got {r['warmup_seconds']} s of unmeasured load; every measured load lasted {load_s} s.",
+        "  Load generator, server and PostgreSQL all share the same cores, as they do in every row.",
+        f"- The four throughputs held to a limit (hot read, durable POST, and both through the gateway) were measured in",
+        f"  {rounds} rounds, each next to its limit, in an order that flips from one round to the next. A ratio below is",
+        f"  the median of its {rounds} rounds' ratios (each round's figure over the same round's limit); a throughput is",
+        "  the median of its rounds, and its row in Details is that round. Every round is listed under Rounds.",
         "",
         "## Results",
         "",
@@ -183,6 +220,32 @@ def main(source, target):
         "| --- | --- | --- | --- | --- | --- |",
     ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
+
+    def round_cell(subject, limit, ratios, k, limit_figure="rps"):
+        return (f"{count(num(f'{subject}_{k}_rps'))} / {count(num(f'{limit}_{k}_{limit_figure}'))} = "
+                f"{ratios[k - 1]:.2f}×")
+
+    lines += [
+        "",
+        "## Rounds",
+        "",
+        "Each cell: the figure / its limit = the ratio, all from the same round (req/s; pgbench in tps).",
+        "",
+        "| Round | Hot read / nginx | Durable POST / pgbench -c32 | Gateway hot read / nginx | Gateway POST / service POST |",
+        "| --- | --- | --- | --- | --- |",
+    ] + [
+        f"| {k} | {round_cell('read_service', 'read_nginx', read_ratios, k)} | "
+        f"{round_cell('post_service', 'post_pgbench', post_ratios, k, 'tps')} | "
+        f"{round_cell('gw_read', gw_limit, gw_read_ratios, k)} | "
+        f"{round_cell('gw_post', 'post_service', gw_post_ratios, k)} |"
+        for k in range(1, rounds + 1)
+    ] + [
+        f"| median | {read_ratio:.2f}× (goal ≥ {READ_GOAL}×) | {post_ratio:.2f}× (goal ≥ {POST_GOAL}×) | "
+        f"{gw_read_ratio:.2f}× (goal ≥ {GW_READ_GOAL}×) | {gw_post_ratio:.2f}× (goal ≥ {GW_POST_GOAL}×) |",
+        f"| rounds at or past the goal | {sum(x >= READ_GOAL for x in read_ratios)} of {rounds} | "
+        f"{sum(x >= POST_GOAL for x in post_ratios)} of {rounds} | {sum(x >= GW_READ_GOAL for x in gw_read_ratios)} of {rounds} | "
+        f"{sum(x >= GW_POST_GOAL for x in gw_post_ratios)} of {rounds} |",
+    ]
     lines += [
         "",
         "## Details",

@@ -9,20 +9,22 @@
 #   5. gateway read  GET latest-100 through the gateway (wrk) vs nginx serving the same bytes (figure of 1)
 #   6. gateway POST  POST one pin with a session (wrk)    vs the service's own POST figure (3)
 #   7. memory        the gateway's VmRSS: idle, and at peak and end of loads 5 and 6
+# The throughputs (1, 3, 5, 6) are measured in several rounds, each next to its limit (see "rounds" below).
 # Rewrites BENCHMARKS.md at the project root; raw outputs and logs go to bench/results/ (not versioned).
 #
 # Usage (as root on Debian 12; installs wrk, nginx, PostgreSQL, curl, python3 if missing):
 #   bench/run.sh
 # Shorter runs for trying the script out (the figures in BENCHMARKS.md come from the defaults):
-#   LOAD_SECONDS=5 REPLAY_PINS=25000 bench/run.sh
+#   LOAD_SECONDS=5 ROUNDS=1 REPLAY_PINS=25000 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 source scripts/lib.sh
 export PATH="$PATH:/usr/sbin:/sbin"  # nginx lives in /usr/sbin
 
-load_seconds=${LOAD_SECONDS:-15}     # each measured load (wrk, pgbench)
+load_seconds=${LOAD_SECONDS:-10}     # each measured load (wrk, pgbench)
 warmup_seconds=${WARMUP_SECONDS:-3}  # unmeasured load first: connections open, caches and pools warm
+rounds=${ROUNDS:-5}                  # each throughput and its limit are measured this many times, alternately
 replay_pins=${REPLAY_PINS:-250000}   # the replay log holds 4 events per pin
 read_pins=100                        # the hot read returns the newest 100, so 100 pins fill it
 
@@ -342,7 +344,42 @@ record_wrk() {
     for field in ${line#wrk-summary }; do record "$2_${field%%=*}" "${field#*=}"; done
 }
 
-# --- 1. hot read -----------------------------------------------------------------------------------------
+# --- rounds ----------------------------------------------------------------------------------------------
+# Each throughput is measured in every one of $rounds rounds, right next to the limit it is held to, and
+# the order inside a round flips from one round to the next, so a drift of the machine's speed (other
+# guests, CPU frequency, a growing table) falls on both sides alike. bench/report.py sets each round's
+# figure against its own round's limit and reports the median of those ratios.
+
+# in_order ROUND A B C...: the runs A B C... in that order in odd rounds and reversed in even ones.
+in_order() {
+    local round=$1
+    shift
+    if [ $((round % 2)) = 1 ]; then echo "$@"; else echo "$@" | tr ' ' '\n' | tac | tr '\n' ' '; fi
+}
+
+# measure_wrk NAME PREFIX CONNECTIONS URL [wrk args...]: one measured wrk run of $load_seconds, recorded
+# as PREFIX_*: wrk's figures, the CPU of each process in the array `watched` (pairs: name pid) and the
+# peak VmRSS of the first of them.
+measure_wrk() {
+    local name=$1 prefix=$2 connections=$3 url=$4 i sampler watched_pids=()
+    shift 4
+    for ((i = 1; i < ${#watched[@]}; i += 2)); do watched_pids+=("${watched[i]}"); done
+    sample_process "${watched[1]}" $((load_seconds + 1)) >"$tmp/$name.sample" &
+    sampler=$!
+    pids+=("$sampler")
+    cpu_begin "${watched_pids[@]}"
+    run_wrk "$name" "$connections" "$load_seconds" "$url" --latency "$@"
+    cpu_end "$prefix" "${watched[@]}"
+    wait "$sampler"
+    forget "$sampler"
+    record "${prefix}_rss_peak_kb" "$(cut -d' ' -f1 "$tmp/$name.sample")"
+    record_wrk "$name" "$prefix"
+}
+
+# record_max KEY PATTERN: records KEY as the largest value recorded so far under a key matching PATTERN.
+record_max() { record "$1" "$(sed -n "s/^$2=//p" "$results" | sort -n | tail -n 1)"; }
+
+# --- 1. hot read, and 5. the hot read through the gateway ------------------------------------------------
 bench_hot_read() {
     log "hot read: seeding $read_pins pins"
     create_database bench_read
@@ -365,148 +402,99 @@ bench_hot_read() {
             -H 'Content-Type: application/json' --data "$body" "http://127.0.0.1:$port/v1/StudentLocation" \
             || fail "seeding pin $i was refused"
     done
+    local service_url=http://127.0.0.1:$port/v1/StudentLocation auth=(-H "Authorization: Bearer $token")
 
     # nginx serves the very bytes the service answers with.
     mkdir -p "$tmp/bodies"
-    curl -sf -H "Authorization: Bearer $token" -o "$tmp/bodies/service.json" "http://127.0.0.1:$port/v1/StudentLocation"
+    curl -sf "${auth[@]}" -o "$tmp/bodies/service.json" "$service_url"
     python3 -c 'import json,sys; n=len(json.load(open(sys.argv[1]))["results"]); sys.exit(n != int(sys.argv[2]))' \
         "$tmp/bodies/service.json" "$read_pins" || fail "the hot read did not return $read_pins pins"
     record read_body_bytes "$(stat -c %s "$tmp/bodies/service.json")"
-    bench_nginx "$tmp/bodies/service.json" read-nginx read_nginx
+    start_nginx "$tmp/bodies/service.json" service
+    local nginx_url=$nginx_url nginx_pid=$nginx_pid
 
-    local auth=(-H "Authorization: Bearer $token")
-    log "hot read: locations-service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
-    run_wrk read-service-warmup 64 "$warmup_seconds" "http://127.0.0.1:$port/v1/StudentLocation" "${auth[@]}"
-    sample_process "$service_pid" $((load_seconds + 1)) >"$tmp/read-sample" &
-    local sampler=$!
-    pids+=("$sampler")
-    cpu_begin "$service_pid"
-    run_wrk read-service 64 "$load_seconds" "http://127.0.0.1:$port/v1/StudentLocation" "${auth[@]}" \
-        --latency -s bench/summary.lua
-    cpu_end read_service service "$service_pid"
-    expect_service_alive "the hot read" "$results_dir/service-read.log"
+    # The gateway in front of the same service. It keeps the default list once fetched (and drops it when
+    # its live feed sees the log move): a few requests fill it before anything is measured.
+    create_database bench_gateway_read
+    local gateway_port gateway_url
+    gateway_port=$(free_port)
+    gateway_url=http://127.0.0.1:$gateway_port/v1/StudentLocation
+    start_gateway bench_gateway_read "$gateway_port" "$port" "$results_dir/gateway-read.log"
+    sleep 2
+    record rss_gw_idle_kb "$(rss_kb "$gateway_pid")"
+    for _ in 1 2 3 4 5; do curl -sf -o "$tmp/bodies/gateway.json" "$gateway_url" || fail "the gateway's read failed"; done
+    record gw_read_body_bytes "$(stat -c %s "$tmp/bodies/gateway.json")"
+    # The gateway's limit is nginx serving the gateway's bytes: the same nginx when they are the same.
+    local gw_nginx_url=$nginx_url gw_nginx_pid=$nginx_pid
+    if cmp -s "$tmp/bodies/gateway.json" "$tmp/bodies/service.json"; then
+        record gw_read_same_bytes yes
+    else
+        record gw_read_same_bytes no
+        start_nginx "$tmp/bodies/gateway.json" gateway
+        gw_nginx_url=$nginx_url gw_nginx_pid=$nginx_pid
+    fi
+
+    log "hot read: ${warmup_seconds}s warm-up each, then $rounds rounds of ${load_seconds}s: nginx, service, gateway"
+    run_wrk read-nginx-warmup 64 "$warmup_seconds" "$nginx_url" "${auth[@]}"
+    run_wrk read-service-warmup 64 "$warmup_seconds" "$service_url" "${auth[@]}"
+    run_wrk gateway-read-warmup 64 "$warmup_seconds" "$gateway_url"
+    local round run
+    for round in $(seq 1 "$rounds"); do
+        for run in $(in_order "$round" nginx service gateway); do
+            case $run in
+            nginx)
+                watched=(nginx "$nginx_pid")
+                measure_wrk "read-nginx-$round" "read_nginx_$round" 64 "$nginx_url" "${auth[@]}" -s bench/summary.lua
+                if [ "$gw_nginx_pid" != "$nginx_pid" ]; then
+                    watched=(nginx "$gw_nginx_pid")
+                    measure_wrk "gateway-read-nginx-$round" "gw_read_nginx_$round" 64 "$gw_nginx_url" -s bench/summary.lua
+                fi ;;
+            service)
+                watched=(service "$service_pid")
+                measure_wrk "read-service-$round" "read_service_$round" 64 "$service_url" "${auth[@]}" -s bench/summary.lua
+                expect_service_alive "the hot read" "$results_dir/service-read.log" ;;
+            gateway)
+                watched=(gateway "$gateway_pid" service "$service_pid")
+                measure_wrk "gateway-read-$round" "gw_read_$round" 64 "$gateway_url" -s bench/summary.lua
+                expect_gateway_alive "the hot read" "$results_dir/gateway-read.log"
+                expect_service_alive "the hot read through the gateway" "$results_dir/service-read.log" ;;
+            esac
+        done
+        log "hot read: round $round of $rounds done"
+    done
+    record_max rss_read_peak_kb 'read_service_[0-9]*_rss_peak_kb'
     record rss_read_end_kb "$(rss_kb "$service_pid")"
-    wait "$sampler"
-    forget "$sampler"
-    record rss_read_peak_kb "$(cut -d' ' -f1 "$tmp/read-sample")"
-    record_wrk read-service read_service
+    record_max rss_gw_read_peak_kb 'gw_read_[0-9]*_rss_peak_kb'
+    record rss_gw_read_end_kb "$(rss_kb "$gateway_pid")"
+    # The cached list is trusted only while the live feed follows the log: each loss forwards reads again.
+    record gw_read_feed_lost "$(grep -c 'live feed lost' "$results_dir/gateway-read.log" || true)"
+    stop_gateway
 
     # For information: the service's smallest route, /healthz (a constant 15-byte body, no token check),
     # is what this HTTP stack costs per request before any work of the service's own.
     log "hot read: locations-service /healthz (for information, ${load_seconds}s)"
-    cpu_begin "$service_pid"
-    run_wrk read-health 64 "$load_seconds" "http://127.0.0.1:$port/healthz" --latency -s bench/summary.lua
-    cpu_end read_health service "$service_pid"
+    watched=(service "$service_pid")
+    measure_wrk read-health read_health 64 "http://127.0.0.1:$port/healthz" -s bench/summary.lua
     expect_service_alive "the /healthz load" "$results_dir/service-read.log"
-    record_wrk read-health read_health
-
-    bench_gateway_read "$port"
     stop_service
 }
 
-# bench_nginx FILE NAME PREFIX: nginx serves FILE at /v1/StudentLocation; a warm-up, then a measured
-# wrk run recorded as PREFIX_*.
-bench_nginx() {
-    local file=$1 name=$2 prefix=$3 web=$tmp/nginx web_port
+# start_nginx FILE NAME: nginx serves FILE at /v1/StudentLocation (sets nginx_pid and nginx_url) until
+# the benchmarks end.
+start_nginx() {
+    local file=$1 web=$tmp/nginx-$2 web_port
     web_port=$(free_port)
-    rm -rf "$web"
     mkdir -p "$web/www" "$web/tmp"
     cp "$file" "$web/www/latest.json"
     sed -e "s|@DIR@|$web|g" -e "s|@PORT@|$web_port|g" bench/nginx.conf.template >"$web/nginx.conf"
     chmod 755 "$tmp" "$web" "$web/www"  # nginx workers run as nobody
     chmod 644 "$web/www/latest.json"
     nginx -p "$web" -c "$web/nginx.conf" -e "$web/error.log" &
-    local nginx_pid=$!
+    nginx_pid=$!
     pids+=("$nginx_pid")
-    for _ in $(seq 1 50); do curl -sf -o "$tmp/from-nginx.json" "http://127.0.0.1:$web_port/v1/StudentLocation" && break; sleep 0.1; done
+    nginx_url=http://127.0.0.1:$web_port/v1/StudentLocation
+    for _ in $(seq 1 50); do curl -sf -o "$tmp/from-nginx.json" "$nginx_url" && break; sleep 0.1; done
     cmp -s "$tmp/from-nginx.json" "$file" || fail "nginx does not serve the bytes of $file"
-
-    local auth=(-H "Authorization: Bearer $token")
-    log "hot read: nginx (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
-    run_wrk "$name-warmup" 64 "$warmup_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}"
-    cpu_begin "$nginx_pid"
-    run_wrk "$name" 64 "$load_seconds" "http://127.0.0.1:$web_port/v1/StudentLocation" "${auth[@]}" \
-        --latency -s bench/summary.lua
-    cpu_end "$prefix" nginx "$nginx_pid"
-    record_wrk "$name" "$prefix"
-    stop "$nginx_pid"
-    forget "$nginx_pid"
-}
-
-# --- 5. the hot read through the gateway -----------------------------------------------------------------
-# bench_gateway_read SERVICE_PORT: the gateway in front of the service that holds the 100 pins.
-bench_gateway_read() {
-    log "gateway read: auth-gateway in front of the service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
-    create_database bench_gateway_read
-    local port url
-    port=$(free_port)
-    url=http://127.0.0.1:$port/v1/StudentLocation
-    start_gateway bench_gateway_read "$port" "$1" "$results_dir/gateway-read.log"
-    sleep 2
-    record rss_gw_idle_kb "$(rss_kb "$gateway_pid")"
-    # The gateway keeps the default list once fetched (and drops it when its live feed sees the log move):
-    # a few requests fill it before anything is measured.
-    for _ in 1 2 3 4 5; do curl -sf -o "$tmp/bodies/gateway.json" "$url" || fail "the gateway's read failed"; done
-    record gw_read_body_bytes "$(stat -c %s "$tmp/bodies/gateway.json")"
-    # The limit is nginx serving the gateway's bytes: the figure already measured when they are the same.
-    if cmp -s "$tmp/bodies/gateway.json" "$tmp/bodies/service.json"; then
-        record gw_read_same_bytes yes
-        record gw_read_limit_rps "$(sed -n 's/^read_nginx_rps=//p' "$results")"
-    else
-        record gw_read_same_bytes no
-        bench_nginx "$tmp/bodies/gateway.json" gateway-read-nginx gw_read_nginx
-        record gw_read_limit_rps "$(sed -n 's/^gw_read_nginx_rps=//p' "$results")"
-    fi
-    run_wrk gateway-read-warmup 64 "$warmup_seconds" "$url"
-    sample_process "$gateway_pid" $((load_seconds + 1)) >"$tmp/gw-read-sample" &
-    local sampler=$!
-    pids+=("$sampler")
-    cpu_begin "$gateway_pid" "$service_pid"
-    run_wrk gateway-read 64 "$load_seconds" "$url" --latency -s bench/summary.lua
-    cpu_end gw_read gateway "$gateway_pid" service "$service_pid"
-    expect_gateway_alive "the hot read" "$results_dir/gateway-read.log"
-    expect_service_alive "the hot read through the gateway" "$results_dir/service-read.log"
-    record rss_gw_read_end_kb "$(rss_kb "$gateway_pid")"
-    wait "$sampler"
-    forget "$sampler"
-    record rss_gw_read_peak_kb "$(cut -d' ' -f1 "$tmp/gw-read-sample")"
-    record_wrk gateway-read gw_read
-    # The cached list is trusted only while the live feed follows the log: each loss forwards reads again.
-    record gw_read_feed_lost "$(grep -c 'live feed lost' "$results_dir/gateway-read.log" || true)"
-    stop_gateway
-}
-
-# --- 6. authenticated POST through the gateway -----------------------------------------------------------
-# bench_gateway_post SERVICE_PORT DB: the gateway in front of the service of the durable POST; DB is the
-# service's database, to count the events the load appended.
-bench_gateway_post() {
-    log "gateway POST: auth-gateway in front of the service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
-    create_database bench_gateway_post
-    local port url session
-    port=$(free_port)
-    url=http://127.0.0.1:$port/v1/StudentLocation
-    start_gateway bench_gateway_post "$port" "$1" "$results_dir/gateway-post.log"
-    sleep 2
-    record rss_gw_post_idle_kb "$(rss_kb "$gateway_pid")"
-    session=$(gateway_session "$port")
-    run_wrk gateway-post-warmup 32 "$warmup_seconds" "$url" -s bench/gateway-post.lua -- "$session"
-    local before
-    before=$(psql_db "$2" -tAc "SELECT count(*) FROM locations.events")
-    sample_process "$gateway_pid" $((load_seconds + 1)) >"$tmp/gw-post-sample" &
-    local sampler=$!
-    pids+=("$sampler")
-    cpu_begin "$gateway_pid" "$service_pid"
-    run_wrk gateway-post 32 "$load_seconds" "$url" --latency -s bench/gateway-post.lua -- "$session"
-    cpu_end gw_post gateway "$gateway_pid" service "$service_pid"
-    expect_gateway_alive "the POST load" "$results_dir/gateway-post.log"
-    expect_service_alive "the POST load through the gateway" "$results_dir/service-post.log"
-    record rss_gw_post_end_kb "$(rss_kb "$gateway_pid")"
-    wait "$sampler"
-    forget "$sampler"
-    record rss_gw_post_peak_kb "$(cut -d' ' -f1 "$tmp/gw-post-sample")"
-    record_wrk gateway-post gw_post
-    record gw_post_events "$(($(psql_db "$2" -tAc "SELECT count(*) FROM locations.events") - before))"
-    stop_gateway
 }
 
 # --- 2. replay -------------------------------------------------------------------------------------------
@@ -591,9 +579,8 @@ bench_replay() {
     fi
 }
 
-# --- 3. durable POST -------------------------------------------------------------------------------------
+# --- 3. durable POST, and 6. authenticated POST through the gateway -------------------------------------
 bench_post() {
-    log "durable POST: locations-service (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
     create_database bench_post_service
     local port actors=() i
     port=$(free_port)
@@ -603,63 +590,88 @@ bench_post() {
     local firsts=(Ada Grace Alan Edsger Barbara Donald Margaret Ken)
     for i in $(seq 0 7); do actors+=("$(actor_header "$((5550001000 + i))" "${firsts[i]}" "Student")"); done
     local url=http://127.0.0.1:$port/v1/StudentLocation
+
+    # The gateway in front of the same service, with one session.
+    create_database bench_gateway_post
+    local gateway_port gateway_url session
+    gateway_port=$(free_port)
+    gateway_url=http://127.0.0.1:$gateway_port/v1/StudentLocation
+    start_gateway bench_gateway_post "$gateway_port" "$port" "$results_dir/gateway-post.log"
+    sleep 2
+    record rss_gw_post_idle_kb "$(rss_kb "$gateway_pid")"
+    session=$(gateway_session "$gateway_port")
+
+    # pgbench runs one POST's transaction (bench/append.sql) in a database of its own.
+    create_database bench_post_pgbench
+    DATABASE_URL=$(database_url bench_post_pgbench) timeout 120 "$bin" migrate >"$results_dir/pgbench-migrate.log" 2>&1
+
+    log "durable POST: ${warmup_seconds}s warm-up each, then $rounds rounds of ${load_seconds}s: pgbench, service, gateway"
     run_wrk post-service-warmup 32 "$warmup_seconds" "$url" -s bench/post.lua -- "$token" "${actors[@]}"
-    local before
-    before=$(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events")
-    sample_process "$service_pid" $((load_seconds + 1)) >"$tmp/post-sample" &
-    local sampler=$!
-    pids+=("$sampler")
-    cpu_begin "$service_pid"
-    run_wrk post-service 32 "$load_seconds" "$url" --latency -s bench/post.lua -- "$token" "${actors[@]}"
-    cpu_end post_service service "$service_pid"
-    expect_service_alive "the POST load" "$results_dir/service-post.log"
+    run_wrk gateway-post-warmup 32 "$warmup_seconds" "$gateway_url" -s bench/gateway-post.lua -- "$session"
+    pgbench_run post-pgbench-warmup 32 "$warmup_seconds"
+    local round run before
+    for round in $(seq 1 "$rounds"); do
+        for run in $(in_order "$round" pgbench service gateway); do
+            # Every answered POST must be a committed event: the events each load appended are counted.
+            before=$(events_in bench_post_service)
+            case $run in
+            pgbench)
+                cpu_begin
+                pgbench_run "post-pgbench-$round" 32 "$load_seconds"
+                cpu_end "post_pgbench_$round"
+                record_pgbench "post-pgbench-$round" "post_pgbench_$round" ;;
+            service)
+                watched=(service "$service_pid")
+                measure_wrk "post-service-$round" "post_service_$round" 32 "$url" -s bench/post.lua -- "$token" "${actors[@]}"
+                expect_service_alive "the POST load" "$results_dir/service-post.log"
+                record "post_service_${round}_events" "$(($(events_in bench_post_service) - before))" ;;
+            gateway)
+                watched=(gateway "$gateway_pid" service "$service_pid")
+                measure_wrk "gateway-post-$round" "gw_post_$round" 32 "$gateway_url" -s bench/gateway-post.lua -- "$session"
+                expect_gateway_alive "the POST load" "$results_dir/gateway-post.log"
+                expect_service_alive "the POST load through the gateway" "$results_dir/service-post.log"
+                record "gw_post_${round}_events" "$(($(events_in bench_post_service) - before))" ;;
+            esac
+        done
+        log "durable POST: round $round of $rounds done"
+    done
+    record_max rss_post_peak_kb 'post_service_[0-9]*_rss_peak_kb'
     record rss_post_end_kb "$(rss_kb "$service_pid")"
-    wait "$sampler"
-    forget "$sampler"
-    record rss_post_peak_kb "$(cut -d' ' -f1 "$tmp/post-sample")"
-    record_wrk post-service post_service
-    # Every answered POST must be a committed event.
-    record post_service_events "$(($(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events") - before))"
-    # The pool keeps what it opened for a while: this is how many connections the load made it use.
+    record_max rss_gw_post_peak_kb 'gw_post_[0-9]*_rss_peak_kb'
+    record rss_gw_post_end_kb "$(rss_kb "$gateway_pid")"
+    # The pool keeps what it opened for a while: this is how many connections the loads made it use.
     local connections
     connections=$(psql_db bench_post_service -tAc "SELECT count(*) FROM pg_stat_activity
         WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
     record post_service_db_connections "$connections"
-    bench_gateway_post "$port" bench_post_service
+    stop_gateway
     stop_service
     # Transactions committed in that database over the service's whole life (its connections have ended,
     # so their statistics are in), against the events it appended: what each POST costs PostgreSQL in commits.
     sleep 0.5
     record post_service_all_commits "$(psql_db bench_post_service -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")"
-    record post_service_all_events "$(psql_db bench_post_service -tAc "SELECT count(*) FROM locations.events")"
-
-    log "durable POST: pgbench, one POST's transaction each (${warmup_seconds}s warm-up, ${load_seconds}s measured)"
-    create_database bench_post_pgbench
-    DATABASE_URL=$(database_url bench_post_pgbench) timeout 120 "$bin" migrate >"$results_dir/pgbench-migrate.log" 2>&1
-    run_pgbench post-pgbench 32
-    record_pgbench post-pgbench post_pgbench
+    record post_service_all_events "$(events_in bench_post_service)"
 
     # For information: pgbench with only as many connections as the service could append on (all it
     # opened but the one held for LISTEN). With synchronous commits, throughput follows the number of
     # transactions that can wait for the same WAL flush, so this separates the pool's size from the rest.
     local appenders=$((connections > 1 ? connections - 1 : 1))
     log "durable POST: pgbench with $appenders connections (for information)"
-    run_pgbench post-pgbench-pool "$appenders"
+    pgbench_run post-pgbench-pool-warmup "$appenders" "$warmup_seconds"
+    cpu_begin
+    pgbench_run post-pgbench-pool "$appenders" "$load_seconds"
+    cpu_end post_pgbench_pool
     record_pgbench post-pgbench-pool post_pgbench_pool
     record post_pgbench_pool_clients "$appenders"
 }
 
-# run_pgbench NAME CLIENTS: bench/append.sql on the pgbench database, warm-up then measured.
-run_pgbench() {
-    local name=$1 clients=$2
-    local pgbench=(timeout $((load_seconds + 60)) "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U onthemap
-                   -n -M extended -c "$clients" -j 2 -f bench/append.sql bench_post_pgbench)
-    "${pgbench[@]}" -T "$warmup_seconds" >"$results_dir/$name-warmup.txt" 2>&1 \
-        || { cat "$results_dir/$name-warmup.txt"; fail "pgbench warm-up $name failed"; }
-    cpu_begin
-    "${pgbench[@]}" -T "$load_seconds" >"$results_dir/$name.txt" 2>&1 \
-        || { cat "$results_dir/$name.txt"; fail "pgbench $name failed"; }
-    cpu_end "${name//-/_}"
+events_in() { psql_db "$1" -tAc "SELECT count(*) FROM locations.events"; }
+
+# pgbench_run NAME CLIENTS SECONDS: bench/append.sql on the pgbench database; output in bench/results/NAME.txt.
+pgbench_run() {
+    timeout $(($3 + 60)) "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U onthemap -n -M extended -c "$2" -j 2 \
+        -T "$3" -f bench/append.sql bench_post_pgbench >"$results_dir/$1.txt" 2>&1 \
+        || { cat "$results_dir/$1.txt"; fail "pgbench $1 failed"; }
 }
 
 # record_pgbench NAME PREFIX: throughput, mean latency and failures of a pgbench run.
@@ -688,6 +700,7 @@ else
 fi
 record load_seconds "$load_seconds"
 record warmup_seconds "$warmup_seconds"
+record rounds "$rounds"
 
 started=$SECONDS
 bench_hot_read
