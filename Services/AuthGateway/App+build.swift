@@ -20,9 +20,13 @@ func buildApplication(
     let database = Database(client: client, logger: logger)
     // As many connections to one upstream as requests the gateway serves at once are common: with fewer,
     // writes queue in the gateway instead of reaching locations-service, which commits concurrent posts together.
-    let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+    var clientConfiguration = HTTPClient.Configuration(
         timeout: .init(connect: .seconds(1), read: .seconds(10)),
-        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
+        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64))
+    // Nothing collects traces: with no tracer the client skips making a span for each request (which
+    // parses its URL a second time for the span's attributes).
+    clientConfiguration.tracing.tracer = nil
+    let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
 
     let accounts = AccountStore(database: database)
     let local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)

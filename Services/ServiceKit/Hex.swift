@@ -1,12 +1,16 @@
 extension Sequence<UInt8> {
     /// Lower-case hexadecimal, two digits a byte.
     public var hexString: String {
-        let digits = Array("0123456789abcdef")
-        var text = ""
+        var digits: [UInt8] = []
+        digits.reserveCapacity(underestimatedCount * 2)
         for byte in self {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
+            digits.append(Self.hexDigit(byte >> 4))
+            digits.append(Self.hexDigit(byte & 0xF))
         }
-        return text
+        return String(decoding: digits, as: UTF8.self)
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

@@ -9,12 +9,22 @@ enum SessionCookies {
     static let xsrf = "XSRF-TOKEN"
 
     static func token(in request: Request) -> SessionToken? {
-        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
-            let value = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-            if !value.isEmpty { return SessionToken(value) }
-        }
+        if let header = request.headers[.authorization], let value = bearerCredentials(header) { return SessionToken(value) }
         if let cookie = request.cookies[session]?.value, !cookie.isEmpty { return SessionToken(cookie) }
         return nil
+    }
+
+    /// What follows `Bearer ` (the scheme in any case), without surrounding spaces and tabs; nil when the
+    /// header names another scheme or carries nothing.
+    static func bearerCredentials(_ header: String) -> String? {
+        let scheme = "bearer ".utf8
+        let bytes = header.utf8
+        // ASCII letters compare case-insensitively with the 0x20 bit set; the space stays a space.
+        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = bytes.dropFirst(scheme.count).firstIndex(where: { !isBlank($0) }),
+              let last = bytes.lastIndex(where: { !isBlank($0) }) else { return nil }
+        return String(Substring(bytes[first...last]))
     }
 
     /// `XSRF-TOKEN` readable by scripts (some clients force-unwrap it), and the session itself HttpOnly.
