@@ -43,10 +43,11 @@ struct Sessions: Sendable {
     /// The account of a live session: from this replica's cache when it holds the session, else from the table.
     func account(for token: SessionToken) async throws -> Account? {
         guard token.isWellFormed else { return nil }
-        let hash = token.hash.hexString
+        let digest = token.hash
+        let hash = digest.hexString
         if let account = cache.account(tokenHash: hash) { return account }
         let generation = cache.generation
-        guard let (account, expiresAt) = try await store.account(for: token) else { return nil }
+        guard let (account, expiresAt) = try await store.account(tokenHash: digest) else { return nil }
         cache.store(account, expiresAt: expiresAt, tokenHash: hash, readAt: generation)
         return account
     }
@@ -55,8 +56,10 @@ struct Sessions: Sendable {
     /// is when it reaches this one too: the answer waits (briefly) for that, so a client told it is logged
     /// out finds its session dead on every replica.
     func logout(_ token: SessionToken) async throws {
-        guard try await store.revoke(token) else { return }
-        let hash = token.hash.hexString
+        guard token.isWellFormed else { return }
+        let digest = token.hash
+        guard try await store.revoke(tokenHash: digest) else { return }
+        let hash = digest.hexString
         cache.forget(tokenHash: hash)
         let deadline = ContinuousClock.now + Self.revocationEchoWait
         while cache.isListening, !cache.hasHeardRevocation(tokenHash: hash), ContinuousClock.now < deadline {

@@ -18,28 +18,26 @@ struct SessionStore: Sendable {
         return (token, expires)
     }
 
-    /// The account of a live session: not revoked, not expired.
-    func account(for token: SessionToken) async throws -> (account: Account, expiresAt: Timestamp)? {
-        guard token.isWellFormed else { return nil }
+    /// The account of a live session (not revoked, not expired), by the SHA-256 of its token.
+    func account(tokenHash: [UInt8]) async throws -> (account: Account, expiresAt: Timestamp)? {
         let rows = try await database.query("""
             SELECT a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
-            WHERE s.token_hash = \(ByteBuffer(bytes: token.hash)) AND s.revoked_at IS NULL AND s.expires_at > now()
+            WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash)) AND s.revoked_at IS NULL AND s.expires_at > now()
             """)
         guard let row = rows.first else { return nil }
         let (key, provider, email, first, last, expires) = try row.decode((String, String, String, String, String, Date).self)
         return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
     }
 
-    /// Ends a session now, and tells every replica in the same statement (the notification goes out when
-    /// it commits). Returns false when there was no live session with this token.
+    /// Ends a session (by the SHA-256 of its token) now, and tells every replica in the same statement (the
+    /// notification goes out when it commits). Returns false when there was no live session with this token.
     @discardableResult
-    func revoke(_ token: SessionToken) async throws -> Bool {
-        guard token.isWellFormed else { return false }
+    func revoke(tokenHash: [UInt8]) async throws -> Bool {
         let rows = try await database.query("""
             WITH revoked AS (
                 UPDATE auth.sessions SET revoked_at = now()
-                WHERE token_hash = \(ByteBuffer(bytes: token.hash)) AND revoked_at IS NULL
+                WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND revoked_at IS NULL
                 RETURNING token_hash
             )
             SELECT pg_notify(\(SessionCache.channel), \(SessionCache.revokedPrefix) || encode(token_hash, 'hex')) FROM revoked
