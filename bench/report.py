@@ -382,8 +382,9 @@ def main(source, target):
          f"about {float(cpus) / cpu_per_post:,.0f} POSTs/s."],
         ["**Through the gateway.**", gw_read_note,
          "A POST is the service's POST plus a second HTTP exchange on the same cores: the gateway finds the session",
-         "in its own memory (PostgreSQL is asked at most once a minute per session), forwards the pin through AsyncHTTPClient, and",
-         "its live feed, with no stream open, only asks the service how far the log has moved. Per POST",
+         "in its own memory (PostgreSQL is asked at most once a minute per session) and forwards the pin on a",
+         "kept-alive connection of the same event loop, so the request never leaves the thread that read it; its",
+         "live feed, with no stream open, only asks the service how far the log has moved. Per POST",
          f"that is {us(num('gw_post_cpu_gateway'), num('gw_post_rps'))} of gateway CPU, "
          f"{us(num('gw_post_cpu_service'), num('gw_post_rps'))} in the service and",
          f"{us(num('gw_post_cpu_postgres'), num('gw_post_rps'))} in PostgreSQL, against",

@@ -18,11 +18,9 @@ func buildApplication(
     let logger = configuredLogger
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
     let database = Database(client: client, logger: logger)
-    // As many connections to one upstream as requests the gateway serves at once are common: with fewer,
-    // writes queue in the gateway instead of reaching locations-service, which commits concurrent posts together.
+    // For the outside services (Udacity, a geocoder); locations-service has a client of its own.
     var clientConfiguration = HTTPClient.Configuration(
-        timeout: .init(connect: .seconds(1), read: .seconds(10)),
-        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64))
+        timeout: .init(connect: .seconds(1), read: .seconds(10)), connectionPool: .init(idleTimeout: .seconds(60)))
     // Nothing collects traces: with no tracer the client skips making a span for each request (which
     // parses its URL a second time for the span's attributes).
     clientConfiguration.tracing.tracer = nil
@@ -42,8 +40,8 @@ func buildApplication(
     let sessions = Sessions(provider: provider, store: SessionStore(database: database), cache: sessionCache,
                             throttle: LoginThrottle(database: database, policy: configuration.throttle),
                             lifetime: configuration.sessionLifetime, logger: logger)
-    let locations = LocationsClient(baseURL: configuration.locationsURL, internalToken: configuration.internalToken,
-                                    httpClient: httpClient, timeout: .seconds(5), logger: logger)
+    let internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
+    let locations = LocationsClient(internalToken: configuration.internalToken, http: internalHTTP, timeout: .seconds(5), logger: logger)
 
     let router = Router(context: GatewayRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
@@ -72,7 +70,8 @@ func buildApplication(
     let feed = LiveFeed(locations: locations, cache: latest, logger: logger)
     EventsController(feed: feed, locations: locations)
         .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
-    let proxy = LocationsProxyController(locations: locations, sessions: sessions, latest: latest)
+    let writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
+    let proxy = LocationsProxyController(locations: locations, writes: writes, latest: latest)
     for (path, legacy) in LocationsProxyController.mounts {
         proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
     }
@@ -80,9 +79,11 @@ func buildApplication(
     let hotRead = LatestListHotRead(latest: latest)
     var app = Application(
         router: router,
-        server: .http1(serverName: "auth-gateway", counters: counters, logger: logger, prepared: { hotRead.answer($0) }),
+        server: .http1(serverName: "auth-gateway", counters: counters, logger: logger, prepared: { request in
+            hotRead.answer(request).map(PreparedHandling.answer) ?? writes.handling(request)
+        }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
-        services: [client, sessionAnnouncements, HTTPClientService(client: httpClient), feed],
+        services: [client, sessionAnnouncements, HTTPClientService(client: httpClient, internal: internalHTTP), feed],
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 
 /// A JSON document kept in memory with its strong entity tag, answered without being encoded again.
 public struct CachedJSON: Sendable {
@@ -47,7 +48,9 @@ public struct PreparedResponse: Sendable {
         self.headers = headers
         self.body = body
         var head = ByteBuffer()
-        head.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+        // The reason phrase as the router's answers spell it (NIO's), which a status relayed from another
+        // service by its bare code would otherwise lack.
+        head.writeString("HTTP/1.1 \(status.code) \(HTTPResponseStatus(statusCode: status.code).reasonPhrase)\r\n")
         for field in headers { Self.write(field, to: &head) }
         head.writeString("Content-Length: \(body?.readableBytes ?? 0)\r\n")
         self.head = head

@@ -9,16 +9,18 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import Synchronization
 
-/// A request as `PreparedAnswer` sees it: the target and the headers, straight from the HTTP parser.
+/// A request as `PreparedAnswer` sees it: the method, the target and the headers, straight from the HTTP parser.
 public struct PreparedRequest {
+    public let method: HTTPMethod
     /// Path and query as sent, e.g. `/v1/StudentLocation?limit=100`.
     public let target: String
     /// The target up to its `?`, and what follows it (nil without a `?`).
     public let path: Substring
     public let query: Substring?
-    let headers: HTTPHeaders
+    public let headers: HTTPHeaders
 
-    public init(target: String, headers: HTTPHeaders) {
+    public init(method: HTTPMethod = .GET, target: String, headers: HTTPHeaders) {
+        self.method = method
         self.target = target
         self.headers = headers
         // By bytes: splitting the String by Characters showed as 7% of the hot read's CPU.
@@ -34,13 +36,36 @@ public struct PreparedRequest {
     public func header(_ name: HTTPField.Name) -> String? { headers.first(name: name.rawName) }
 }
 
-/// Decides, from a GET request's head alone, whether its answer is already in memory; nil sends the
-/// request on to the router. Runs on a connection's event loop, so it must not block.
-public typealias PreparedAnswer = @Sendable (PreparedRequest) -> PreparedResponse?
+/// How a request that skips the router is answered.
+public enum PreparedHandling: Sendable {
+    /// At once, from memory.
+    case answer(PreparedResponse)
+    /// Once its body has arrived, by a future that completes on the connection's event loop.
+    case deferred(PreparedDeferral)
+}
+
+/// The answer to a request with a body, worked out on the connection's event loop.
+public struct PreparedDeferral: Sendable {
+    /// The largest body accepted; a longer one is answered `tooLarge()` without calling `respond`.
+    public let bodyLimit: Int
+    public let tooLarge: @Sendable () -> PreparedResponse
+    public let respond: @Sendable (_ body: ByteBuffer, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
+
+    public init(bodyLimit: Int, tooLarge: @escaping @Sendable () -> PreparedResponse,
+                respond: @escaping @Sendable (_ body: ByteBuffer, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>) {
+        self.bodyLimit = bodyLimit
+        self.tooLarge = tooLarge
+        self.respond = respond
+    }
+}
+
+/// Decides, from a request's head alone, whether it skips the router; nil sends it on to the router.
+/// Runs on a connection's event loop, so it must not block.
+public typealias PreparedAnswer = @Sendable (PreparedRequest) -> PreparedHandling?
 
 extension HTTPServerBuilder {
-    /// HTTP/1.1 where requests that `prepared` can answer from memory are answered on the connection's
-    /// event loop, and every other request goes through the router as usual.
+    /// HTTP/1.1 where the requests `prepared` takes are answered on the connection's event loop (from
+    /// memory, or by a future that completes there), and every other request goes through the router as usual.
     ///
     /// The router's path costs a task, request and response objects, a conversion of every header and the
     /// middleware chain per request: several times the cost of writing a cached list, and the list of the
@@ -89,7 +114,7 @@ struct PreparedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     }
 }
 
-/// Answers the requests `prepared` knows the answer to, and passes every other one on unchanged.
+/// Answers the requests `prepared` takes, and passes every other one on unchanged.
 ///
 /// Its answers are rendered to bytes here and written below NIO's HTTP encoder, which would otherwise
 /// build a header list and check its framing for every one of them: the list's answer never changes
@@ -100,6 +125,16 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
+    /// What is done with the request being read.
+    private enum Current {
+        /// Passed to the router, part by part.
+        case routing
+        /// Answered from memory once its end arrives.
+        case answering(PreparedResponse)
+        /// Its body collected for `deferral` (`nil` once past the limit).
+        case collecting(PreparedDeferral, body: ByteBuffer?)
+    }
+
     /// `\r\nServer: <name>\r\n\r\n`: what ends every head, after the date.
     private let serverTrailer: [UInt8]
     private let counters: RequestCounters
@@ -108,8 +143,12 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Requests handed to the router whose response has not ended. While there are any, every request goes
     /// to the router too: answering it here would overtake their responses on a pipelined connection.
     private var routed = 0
-    /// The answer to the request being read, written once the request's end arrives.
-    private var pending: PreparedResponse?
+    private var current = Current.routing
+    /// A deferred answer is being worked out. What arrives meanwhile (a pipelined request) is held back,
+    /// and then no more is read, until the answer has been written.
+    private var waiting = false
+    private var held: [HTTPServerRequestPart] = []
+    private var readPending = false
     /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
     /// place when there is none, as in a test's bare channel).
     private var output: ChannelHandlerContext?
@@ -130,31 +169,100 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            // HTTP/1.0, and a connection that ends after this response, are left to the router, which
-            // knows how to answer and end them.
-            if routed == 0, head.method == .GET, head.version == .http1_1, head.isKeepAlive,
-               let answer = prepared(PreparedRequest(target: head.uri, headers: head.headers)) {
-                pending = answer
-                logger.debug("answered from memory", metadata: ["hb.request.path": "\(head.uri)"])
+        let part = unwrapInboundIn(data)
+        if waiting {
+            held.append(part)
+        } else {
+            handle(part, context: context)
+        }
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch (part, current) {
+        case (.head(let head), _):
+            current = decide(head)
+            if case .routing = current {
+                routed += 1
+                context.fireChannelRead(wrapInboundOut(part))
+            }
+        case (.body, .routing), (.end, .routing):
+            context.fireChannelRead(wrapInboundOut(part))
+        case (.body, .answering):
+            break
+        case (.body(var chunk), .collecting(let deferral, var body)):
+            if var collected = body, collected.readableBytes + chunk.readableBytes <= deferral.bodyLimit {
+                collected.writeBuffer(&chunk)
+                body = collected
+            } else {
+                body = nil
+            }
+            current = .collecting(deferral, body: body)
+        case (.end, .answering(let answer)):
+            current = .routing
+            write(answer, context: context)
+        case (.end, .collecting(let deferral, let body)):
+            current = .routing
+            guard let body else {
+                write(deferral.tooLarge(), context: context)
                 return
             }
-            routed += 1
-            context.fireChannelRead(data)
-        case .body:
-            if pending == nil { context.fireChannelRead(data) }
-        case .end:
-            guard let answer = pending else {
-                context.fireChannelRead(data)
-                return
+            waiting = true
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let loopContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+            deferral.respond(body, context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
+                let answer: PreparedResponse
+                switch result {
+                case .success(let success): answer = success
+                case .failure(let error):
+                    handler.value.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+                    answer = PreparedResponse(status: .internalServerError, headers: [:], body: nil)
+                }
+                handler.value.resume(after: answer, context: loopContext.value)
             }
-            pending = nil
-            let output = self.output ?? context
-            output.write(NIOAny(render(answer, allocator: context.channel.allocator)), promise: nil)
-            if let body = answer.body { output.write(NIOAny(body), promise: nil) }
-            output.flush()
-            counters.count(answer.status)
+        }
+    }
+
+    /// How a request is handled, from its head. HTTP/1.0, a connection that ends after this response,
+    /// and a body announced with `Expect: 100-continue` are left to the router, which knows how to answer.
+    private func decide(_ head: HTTPRequestHead) -> Current {
+        guard routed == 0, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect"),
+              let handling = prepared(PreparedRequest(method: head.method, target: head.uri, headers: head.headers))
+        else { return .routing }
+        logger.debug("answered before the router", metadata: ["hb.request.method": "\(head.method)", "hb.request.path": "\(head.uri)"])
+        switch handling {
+        case .answer(let answer): return .answering(answer)
+        case .deferred(let deferral): return .collecting(deferral, body: ByteBuffer())
+        }
+    }
+
+    /// Writes a deferred answer, then goes on with what arrived meanwhile.
+    private func resume(after answer: PreparedResponse, context: ChannelHandlerContext) {
+        write(answer, context: context)
+        waiting = false
+        while !waiting, !held.isEmpty {
+            handle(held.removeFirst(), context: context)
+        }
+        if !waiting, readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    private func write(_ answer: PreparedResponse, context: ChannelHandlerContext) {
+        let output = self.output ?? context
+        output.write(NIOAny(render(answer, allocator: context.channel.allocator)), promise: nil)
+        if let body = answer.body { output.write(NIOAny(body), promise: nil) }
+        output.flush()
+        counters.count(answer.status)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Reading stops only once a pipelined request is actually held back: pausing and resuming for every
+        // deferred answer would cost two `epoll_ctl` calls each, for clients that send one request at a time.
+        if waiting, !held.isEmpty {
+            readPending = true
+        } else {
+            context.read()
         }
     }
 

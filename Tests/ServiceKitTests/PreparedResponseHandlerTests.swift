@@ -8,18 +8,41 @@ import Prometheus
 import Testing
 @testable import ServiceKit
 
-/// Requests whose answer is in memory are answered on the event loop; everything else reaches the
-/// router untouched, and answers never overtake each other on a connection.
+/// Requests whose answer is in memory are answered on the event loop, and so are the requests with a
+/// body that the handler defers to a future; everything else reaches the router untouched, and answers
+/// never overtake each other on a connection.
 @Suite struct PreparedResponseHandlerTests {
     static let list = CachedJSON(body: ByteBuffer(string: #"{"results":[]}"#), etag: "\"abc\"")
 
-    /// A connection whose handler answers GET /list from `list` and leaves everything else to the router,
-    /// behind NIO's HTTP encoder as on a real connection.
-    func connection(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) throws -> EmbeddedChannel {
+    /// The answers of POST /echo, completed by the test: the bodies received, and the promises to answer them.
+    final class Echoes: @unchecked Sendable {
+        var bodies: [String] = []
+        var promises: [EventLoopPromise<PreparedResponse>] = []
+
+        /// Answers the oldest open POST /echo with 201 and the body it received.
+        func answerNext() {
+            let body = bodies[bodies.count - promises.count]
+            promises.removeFirst().succeed(PreparedResponse(status: .created, headers: [:], body: ByteBuffer(string: "echo:" + body)))
+        }
+    }
+
+    /// A connection whose handler answers GET /list from `list`, defers POST /echo (bodies up to 8 bytes)
+    /// to `echoes`, and leaves everything else to the router, behind NIO's HTTP encoder as on a real connection.
+    func connection(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), echoes: Echoes = Echoes()) throws -> EmbeddedChannel {
         let handler = PreparedResponseHandler(
             serverName: "test-server", counters: RequestCounters(registry: registry), logger: Logger(label: "test"),
             prepared: { request in
-                request.path == "/list" ? Self.list.answer(ifNoneMatch: request.header(.ifNoneMatch)) : nil
+                if request.method == .POST, request.path == "/echo" {
+                    let tooLarge: @Sendable () -> PreparedResponse = { PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")) }
+                    return .deferred(PreparedDeferral(bodyLimit: 8, tooLarge: tooLarge) { body, loop in
+                        let promise = loop.makePromise(of: PreparedResponse.self)
+                        echoes.bodies.append(String(buffer: body))
+                        echoes.promises.append(promise)
+                        return promise.futureResult
+                    })
+                }
+                guard request.method == .GET, request.path == "/list" else { return nil }
+                return .answer(Self.list.answer(ifNoneMatch: request.header(.ifNoneMatch)))
             })
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), handler])
@@ -27,8 +50,9 @@ import Testing
     }
 
     func request(_ channel: EmbeddedChannel, _ method: HTTPMethod, _ uri: String, _ headers: HTTPHeaders = [:],
-                 version: HTTPVersion = .http1_1) throws {
+                 version: HTTPVersion = .http1_1, body: [String] = []) throws {
         try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(version: version, method: method, uri: uri, headers: headers)))
+        for chunk in body { try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: chunk))) }
         try channel.writeInbound(HTTPServerRequestPart.end(nil))
     }
 
@@ -76,8 +100,54 @@ import Testing
         try request(channel, .POST, "/list")
         try request(channel, .GET, "/list", ["Connection": "close"])
         try request(channel, .GET, "/list", version: .http1_0)
+        try request(channel, .POST, "/echo", ["Expect": "100-continue"], body: ["hi"])
         #expect(try written(channel).isEmpty)
-        #expect(try routed(channel) == ["GET /other", "POST /list", "GET /list", "GET /list"])
+        #expect(try routed(channel) == ["GET /other", "POST /list", "GET /list", "GET /list", "POST /echo"])
+    }
+
+    @Test func aDeferredAnswerGetsTheWholeBodyAndIsWrittenWhenReady() throws {
+        let echoes = Echoes()
+        let channel = try connection(echoes: echoes)
+        try request(channel, .POST, "/echo", body: ["pin", "-1"])
+        #expect(try routed(channel).isEmpty)
+        #expect(echoes.bodies == ["pin-1"])
+        #expect(try written(channel).isEmpty)
+        echoes.answerNext()
+        let text = try written(channel)
+        #expect(text.hasPrefix("HTTP/1.1 201 Created\r\n"))
+        #expect(text.contains("\r\nContent-Length: 10\r\n"))
+        #expect(text.hasSuffix("\r\n\r\necho:pin-1"))
+    }
+
+    @Test func aBodyPastTheLimitIsRefusedWithoutBeingPassedOn() throws {
+        let echoes = Echoes()
+        let channel = try connection(echoes: echoes)
+        try request(channel, .POST, "/echo", body: ["12345", "6789"])
+        #expect(echoes.bodies.isEmpty)
+        let text = try written(channel)
+        #expect(text.hasPrefix("HTTP/1.1 413 Payload Too Large\r\n"))
+        #expect(text.hasSuffix("\r\n\r\ntoo large"))
+    }
+
+    @Test func requestsPipelinedBehindADeferredAnswerWaitForIt() throws {
+        let echoes = Echoes()
+        let channel = try connection(echoes: echoes)
+        try request(channel, .POST, "/echo", body: ["first"])
+        try request(channel, .GET, "/list")
+        try request(channel, .GET, "/other")
+        try request(channel, .POST, "/echo", body: ["second"])
+        // Nothing overtakes the first answer, not even one from memory, and the router sees nothing yet.
+        #expect(try written(channel).isEmpty)
+        #expect(try routed(channel).isEmpty)
+        #expect(echoes.bodies == ["first"])
+
+        echoes.answerNext()
+        // The list is answered right after; /other goes to the router, and the second echo waits for its answer.
+        let text = try written(channel)
+        #expect(text.components(separatedBy: "HTTP/1.1 ").count == 3)
+        #expect(text.contains("echo:first") && text.hasSuffix(#"{"results":[]}"#))
+        #expect(try routed(channel) == ["GET /other", "POST /echo"])
+        #expect(echoes.bodies == ["first"])
     }
 
     @Test func aPipelinedRequestWaitsForTheRoutersAnswerBeforeIt() throws {
@@ -104,9 +174,11 @@ import Testing
         let registry = PrometheusCollectorRegistry()
         let channel = try connection(registry: registry)
         try request(channel, .GET, "/list")
+        try request(channel, .POST, "/echo", body: ["123456789"])
         var text: [UInt8] = []
         registry.emit(into: &text)
         #expect(String(decoding: text, as: UTF8.self).contains(#"onthemap_http_requests_total{status="2xx"} 1"#))
+        #expect(String(decoding: text, as: UTF8.self).contains(#"onthemap_http_requests_total{status="4xx"} 1"#))
     }
 
     @Test func theDateHeaderIsAnIMFFixdate() {

@@ -12,7 +12,7 @@ struct GatewayConfiguration: Sendable {
     var database: DatabaseURL
     var host = "0.0.0.0"
     var port: Int
-    var locationsURL: String
+    var locationsURL: InternalHTTPClient.Endpoint
     var internalToken: String
     var identityProvider: IdentityProviderKind
     var udacityBaseURL: String?
@@ -33,7 +33,11 @@ struct GatewayConfiguration: Sendable {
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `SESSION_TTL` and `LOG_LEVEL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
-        let locations = try httpURL(reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081"), name: "LOCATIONS_URL")
+        let locationsText = try reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081")
+        // The hop to locations-service stays inside the deployment: plain HTTP, no TLS.
+        guard let locations = InternalHTTPClient.Endpoint(url: locationsText) else {
+            throw ConfigurationError("LOCATIONS_URL must be a plain http URL such as http://127.0.0.1:8081, got \"\(locationsText)\"")
+        }
         let providerText = reader["IDENTITY_PROVIDER"] ?? "local"
         guard let provider = IdentityProviderKind(rawValue: providerText.lowercased()) else {
             throw ConfigurationError("IDENTITY_PROVIDER must be local or udacity, got \"\(providerText)\"")

@@ -52,6 +52,13 @@ struct Sessions: Sendable {
         return account
     }
 
+    /// The account of a session this replica's cache holds as live, found without waiting for anything;
+    /// nil says only that the cache cannot tell (`account(for:)` can).
+    func cachedAccount(for token: SessionToken) -> Account? {
+        guard token.isWellFormed else { return nil }
+        return cache.account(tokenHash: token.hash.hexString)
+    }
+
     /// Revokes the session. The other replicas drop it when PostgreSQL's notification reaches them, which
     /// is when it reaches this one too: the answer waits (briefly) for that, so a client told it is logged
     /// out finds its session dead on every replica.

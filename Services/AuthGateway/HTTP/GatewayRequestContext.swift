@@ -5,12 +5,15 @@ import NIOCore
 struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    /// The connection's event loop: a forwarded write is answered on it.
+    let eventLoop: any EventLoop
     /// Set by `RequestIDMiddleware` before any handler runs.
     var requestID = "-"
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        eventLoop = source.channel.eventLoop
     }
 
     /// The client's IP address as text, without the port.

@@ -6,75 +6,78 @@ import NIOHTTP1
 import OnTheMapShared
 import ServiceKit
 
-/// The StudentLocation routes, under `/v1` and the legacy Parse paths: reads pass straight through;
-/// writes need a session, are refused from other sites' pages, and reach the service as the session's
-/// account, whatever identity the body claims.
+/// The StudentLocation routes, under `/v1` and the legacy Parse paths: reads pass straight through (the
+/// default list from the gateway's copy when it can be trusted); writes go to `LocationWriteForwarder`,
+/// which most of them reach before the router already.
 struct LocationsProxyController: Sendable {
     let locations: LocationsClient
-    let sessions: Sessions
+    let writes: LocationWriteForwarder
     let latest: LatestListCache
-
-    static let maximumBodySize = 16 * 1024
 
     /// Where the routes are mounted: v1, and the legacy Parse paths (`true`).
     static let mounts = [("/v1/StudentLocation", false), ("/parse/classes/StudentLocation", true), ("/1/classes/StudentLocation", true)]
 
-    /// Old Parse clients test for exactly 201 on a created pin; v1 clients for exactly 200.
     func addRoutes(to group: RouterGroup<GatewayRequestContext>, legacyParse: Bool) {
         group.get { request, context in try await list(request, context: context) }
-        group.post { request, context in
-            var response = try await forward(request, context: context, objectId: nil)
-            if legacyParse, response.status == .ok { response.status = .created }
-            return response
+        group.post { request, context in try await write(request, context: context, objectId: nil, legacyParse: legacyParse) }
+        group.get(":objectId") { request, context in
+            try await read(request, context: context, objectId: context.parameters.get("objectId"))
         }
-        group.get(":objectId") { request, context in try await forward(request, context: context, objectId: context.parameters.get("objectId")) }
-        group.put(":objectId") { request, context in try await forward(request, context: context, objectId: context.parameters.get("objectId")) }
-        group.delete(":objectId") { request, context in try await forward(request, context: context, objectId: context.parameters.get("objectId")) }
+        group.put(":objectId") { request, context in
+            try await write(request, context: context, objectId: context.parameters.get("objectId"), legacyParse: legacyParse)
+        }
+        group.delete(":objectId") { request, context in
+            try await write(request, context: context, objectId: context.parameters.get("objectId"), legacyParse: legacyParse)
+        }
     }
 
     /// The default list comes from the gateway's cache when it can be trusted; anything else is forwarded.
     private func list(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard LatestListQuery.matches(request.uri.query.map { Substring($0) }) else {
-            return try await forward(request, context: context, objectId: nil)
+            return try await read(request, context: context, objectId: nil)
         }
         if let entry = latest.current {
             return entry.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
         }
         let generation = latest.generation
-        let response = try await forward(request, context: context, objectId: nil, keepBody: { status, etag, body in
-            if status == 200, let etag { latest.store(CachedJSON(body: body, etag: etag), fetchedAt: generation) }
-        })
-        return response
+        let answer = try await fetch(request, context: context, objectId: nil)
+        if answer.status == 200, let etag = answer.headers.first(name: "ETag") {
+            latest.store(CachedJSON(body: answer.body, etag: etag), fetchedAt: generation)
+        }
+        return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
     }
 
-    private func forward(_ request: Request, context: GatewayRequestContext, objectId: String?,
-                         keepBody: (Int, String?, ByteBuffer) -> Void = { _, _, _ in }) async throws -> Response {
-        var actor: Actor?
-        var body: ByteBuffer?
-        if request.method != .get && request.method != .head {
-            guard !OriginCheck.isCrossSite(request) else { throw GatewayError.crossOrigin }
-            guard let token = SessionCookies.token(in: request), let account = try await sessions.account(for: token) else {
-                throw GatewayError.notLoggedIn
-            }
-            actor = account.actor
-            do {
-                body = try await request.body.collect(upTo: Self.maximumBodySize)
-            } catch {
-                throw GatewayError.bodyTooLarge(limit: Self.maximumBodySize)
-            }
-        }
+    private func read(_ request: Request, context: GatewayRequestContext, objectId: String?) async throws -> Response {
+        let answer = try await fetch(request, context: context, objectId: objectId)
+        return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
+    }
+
+    private func fetch(_ request: Request, context: GatewayRequestContext, objectId: String?) async throws -> LocationsClient.Answer {
         let path = "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
-        var headers = HTTPHeaders()
-        for field in request.headers { headers.add(name: field.name.canonicalName, value: field.value) }
-        let answer = try await locations.send(
-            method: HTTPMethod(rawValue: request.method.rawValue), path: path, query: request.uri.query,
-            headers: headers, body: body, actor: actor, requestID: context.requestID)
-        if actor != nil, (200..<300).contains(answer.status) { latest.invalidate() }
-        keepBody(answer.status, answer.headers.first(name: "ETag"), answer.body)
-        var fields = HTTPFields()
-        for name in ["Content-Type", "ETag", "Retry-After"] {
-            if let value = answer.headers.first(name: name) { fields[HTTPField.Name(name)!] = value }
+        return try await locations.send(method: .GET, path: path, query: request.uri.query, headers: Self.headers(of: request),
+                                        body: nil, actor: nil, requestID: context.requestID)
+    }
+
+    /// The door from the router, for the writes that did not skip it (HTTP/1.0, a closing connection, a
+    /// body sent after `Expect: 100-continue`, a request pipelined behind a routed one).
+    private func write(_ request: Request, context: GatewayRequestContext, objectId: String?, legacyParse: Bool) async throws -> Response {
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: LocationWriteForwarder.maximumBodySize)
+        } catch {
+            throw GatewayError.bodyTooLarge(limit: LocationWriteForwarder.maximumBodySize)
         }
-        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: answer.body))
+        let write = LocationWriteForwarder.Write(
+            method: HTTPMethod(rawValue: request.method.rawValue), objectId: objectId, legacyParse: legacyParse,
+            headers: Self.headers(of: request), query: request.uri.query, body: body, requestID: context.requestID)
+        return try await writes.forward(write, on: context.eventLoop).get().response
+    }
+
+    /// The request's headers as NIO spells them, `Host` among them.
+    private static func headers(of request: Request) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        if let authority = request.head.authority { headers.add(name: "Host", value: authority) }
+        for field in request.headers { headers.add(name: field.name.canonicalName, value: field.value) }
+        return headers
     }
 }

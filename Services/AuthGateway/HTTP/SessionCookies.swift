@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import NIOHTTP1
 import OnTheMapShared
 
 /// Where a request's session comes from (the HttpOnly cookie set at login, or `Authorization: Bearer`),
@@ -9,8 +10,29 @@ enum SessionCookies {
     static let xsrf = "XSRF-TOKEN"
 
     static func token(in request: Request) -> SessionToken? {
-        if let header = request.headers[.authorization], let value = bearerCredentials(header) { return SessionToken(value) }
-        if let cookie = request.cookies[session]?.value, !cookie.isEmpty { return SessionToken(cookie) }
+        token(authorization: request.headers[.authorization], cookie: request.cookies[session]?.value)
+    }
+
+    /// The same, from the headers as NIO's parser hands them over.
+    static func token(in headers: HTTPHeaders) -> SessionToken? {
+        token(authorization: headers.first(name: "Authorization"), cookie: cookie(session, in: headers["Cookie"]))
+    }
+
+    private static func token(authorization: String?, cookie: String?) -> SessionToken? {
+        if let authorization, let value = bearerCredentials(authorization) { return SessionToken(value) }
+        if let cookie, !cookie.isEmpty { return SessionToken(cookie) }
+        return nil
+    }
+
+    /// The value of the cookie `name` in `Cookie` header lines (`a=1; b=2`).
+    static func cookie(_ name: String, in lines: [String]) -> String? {
+        for line in lines {
+            for pair in line.split(separator: ";") {
+                let pair = pair.drop(while: { $0 == " " })
+                guard let equals = pair.firstIndex(of: "="), pair[..<equals] == name else { continue }
+                return String(pair[pair.index(after: equals)...])
+            }
+        }
         return nil
     }
 
@@ -42,13 +64,17 @@ enum SessionCookies {
 /// Browser writes from another site's pages are refused: a request that names an `Origin` other than the
 /// host it was sent to, or that the browser marks `Sec-Fetch-Site: cross-site`. Apps send neither.
 enum OriginCheck {
-    static func isCrossSite(_ request: Request) -> Bool {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]?.lowercased(), site == "cross-site" { return true }
-        guard let origin = request.headers[HTTPField.Name("Origin")!], origin != "null" else {
-            return request.headers[HTTPField.Name("Origin")!] == "null"
-        }
+    static func isCrossSite(_ headers: HTTPHeaders) -> Bool {
+        isCrossSite(site: headers.first(name: "Sec-Fetch-Site"), origin: headers.first(name: "Origin"), host: headers.first(name: "Host"))
+    }
+
+    /// `host` is the authority the request was sent to (its `Host` header).
+    static func isCrossSite(site: String?, origin: String?, host: String?) -> Bool {
+        if site?.lowercased() == "cross-site" { return true }
+        guard let origin else { return false }
+        if origin == "null" { return true }
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
-        return originHost?.lowercased() != request.head.authority?.lowercased()
+        return originHost?.lowercased() != host?.lowercased()
     }
 
     static func hasBrowserOrigin(_ request: Request) -> Bool {

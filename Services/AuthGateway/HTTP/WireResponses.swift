@@ -24,6 +24,15 @@ enum SessionWire {
     }
 }
 
+/// The StudentLocation routes answer errors in Parse's shape, `{"code":101,"error":"…"}`.
+enum ParseWire {
+    static func answer(for error: GatewayError) -> PreparedResponse {
+        var headers = error.extraHeaders
+        headers[.contentType] = "application/json"
+        return PreparedResponse(status: error.status, headers: headers, body: ByteBuffer(bytes: ParseError(error.parseCode, error.message).jsonBytes))
+    }
+}
+
 /// Which shape a route family's errors take.
 enum ErrorStyle: Sendable {
     case session(prefixed: Bool)
@@ -53,7 +62,7 @@ struct GatewayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .session(let prefixed):
             SessionWire.response(SessionWire.errorBody(error), status: error.status, headers: error.extraHeaders, prefixed: prefixed)
         case .parse:
-            Response.json(ParseError(error.parseCode, error.message).jsonBytes, status: error.status, headers: error.extraHeaders)
+            ParseWire.answer(for: error).response
         }
     }
 }

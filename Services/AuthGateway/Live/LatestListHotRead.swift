@@ -10,7 +10,8 @@ struct LatestListHotRead: Sendable {
 
     func answer(_ request: PreparedRequest) -> PreparedResponse? {
         let path = request.path
-        guard LocationsProxyController.mounts.contains(where: { $0.0 == path }),
+        guard request.method == .GET,
+              LocationsProxyController.mounts.contains(where: { $0.0 == path }),
               LatestListQuery.matches(request.query),
               let list = latest.current
         else { return nil }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
@@ -8,17 +7,12 @@ import OnTheMapShared
 /// Calls the locations-service with the internal token. Every call has a time limit; a service that is
 /// down or silent becomes `GatewayError.locationsUnavailable`, never a hang.
 struct LocationsClient: Sendable {
-    let baseURL: String
     let internalToken: String
-    let httpClient: HTTPClient
+    let http: InternalHTTPClient
     let timeout: TimeAmount
     let logger: Logger
 
-    struct Answer: Sendable {
-        let status: Int
-        let headers: HTTPHeaders
-        let body: ByteBuffer
-    }
+    typealias Answer = InternalHTTPClient.Answer
 
     /// Headers passed through from the client to the service, unchanged.
     static let forwardedHeaders = ["Content-Type", "If-Match", "If-None-Match", InternalHeaders.idempotencyKey, "User-Agent"]
@@ -38,22 +32,30 @@ struct LocationsClient: Sendable {
 
     func send(method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
               actor: Actor?, requestID: String, timeout: TimeAmount? = nil) async throws -> Answer {
-        var request = HTTPClientRequest(url: baseURL + path + (query.map { "?" + $0 } ?? ""))
-        request.method = method
-        for name in Self.forwardedHeaders {
-            for value in headers[name] { request.headers.add(name: name, value: value) }
-        }
-        request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(internalToken)")
-        request.headers.replaceOrAdd(name: InternalHeaders.requestID, value: requestID)
-        if let actor { request.headers.replaceOrAdd(name: InternalHeaders.actor, value: actor.headerValue) }
-        if let body { request.body = .bytes(body) }
         do {
-            let response = try await httpClient.execute(request, timeout: timeout ?? self.timeout)
-            let body = try await response.body.collect(upTo: 8 << 20)
-            return Answer(status: Int(response.status.code), headers: response.headers, body: body)
+            return try await forward(method: method, path: path, query: query, headers: headers, body: body, actor: actor,
+                                     requestID: requestID, timeout: timeout, on: nil).get()
         } catch {
-            logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
             throw GatewayError.locationsUnavailable
         }
+    }
+
+    /// `send` on a given event loop (the client connection's, when forwarding from it): the answer arrives
+    /// on that loop. Fails with `GatewayError.locationsUnavailable`.
+    func forward(method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
+                 actor: Actor?, requestID: String, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?) -> EventLoopFuture<Answer> {
+        var outgoing = HTTPHeaders()
+        for name in Self.forwardedHeaders {
+            for value in headers[name] { outgoing.add(name: name, value: value) }
+        }
+        outgoing.add(name: "Authorization", value: "Bearer \(internalToken)")
+        outgoing.add(name: InternalHeaders.requestID, value: requestID)
+        if let actor { outgoing.add(name: InternalHeaders.actor, value: actor.headerValue) }
+        let target = path + (query.map { "?" + $0 } ?? "")
+        return http.execute(method: method, target: target, headers: outgoing, body: body, timeout: timeout ?? self.timeout, on: eventLoop)
+            .flatMapErrorThrowing { [logger] error in
+                logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
+                throw GatewayError.locationsUnavailable
+            }
     }
 }

@@ -12,7 +12,7 @@ struct HotRead: Sendable {
 
     func answer(_ request: PreparedRequest) -> PreparedResponse? {
         // The common spellings of the default list; rarer ones take the router's path to the same cache.
-        guard request.path == Self.path, LatestListQuery.matches(request.query),
+        guard request.method == .GET, request.path == Self.path, LatestListQuery.matches(request.query),
               token.admits(authorization: request.header(.authorization)),
               let list = cache.ready
         else { return nil }

@@ -1,0 +1,117 @@
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+import OnTheMapShared
+import ServiceKit
+
+/// Posting, changing and deleting a pin: the write needs a session, is refused from other sites' pages,
+/// and reaches locations-service as the session's account, whatever identity the body claims.
+///
+/// It runs on the client connection's event loop from start to end (the session from this replica's
+/// cache, the service over `InternalHTTPClient` on the same loop), and is reached by two doors: before
+/// the router, for keep-alive HTTP/1.1 requests (`handling`), and from the router for the rest. Both
+/// give the same answers.
+struct LocationWriteForwarder: Sendable {
+    let locations: LocationsClient
+    let sessions: Sessions
+    let latest: LatestListCache
+
+    static let maximumBodySize = 16 * 1024
+
+    struct Write: Sendable {
+        let method: HTTPMethod
+        let objectId: String?
+        /// Old Parse clients test for exactly 201 on a created pin; v1 clients for exactly 200.
+        let legacyParse: Bool
+        /// The client's headers, `Host` among them.
+        let headers: HTTPHeaders
+        let query: String?
+        let body: ByteBuffer
+        let requestID: String
+    }
+
+    /// The door before the router: a POST to a StudentLocation mount, or a PUT or DELETE of one pin.
+    func handling(_ request: PreparedRequest) -> PreparedHandling? {
+        guard let (legacyParse, objectId) = Self.route(request.method, request.path) else { return nil }
+        let requestID = RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()
+        let (method, headers, query) = (request.method, request.headers, request.query.map(String.init))
+        let tooLarge: @Sendable () -> PreparedResponse = { refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: requestID) }
+        return .deferred(PreparedDeferral(bodyLimit: Self.maximumBodySize, tooLarge: tooLarge) { body, eventLoop in
+            forward(Write(method: method, objectId: objectId, legacyParse: legacyParse, headers: headers, query: query,
+                          body: body, requestID: requestID), on: eventLoop)
+        })
+    }
+
+    /// Which writes the door before the router takes: (on a legacy Parse path, the pin's id or nil).
+    static func route(_ method: HTTPMethod, _ path: Substring) -> (Bool, String?)? {
+        for (mount, legacy) in LocationsProxyController.mounts {
+            guard path.hasPrefix(mount) else { continue }
+            let rest = path.dropFirst(mount.count)
+            switch method {
+            case .POST where rest.isEmpty:
+                return (legacy, nil)
+            case .PUT, .DELETE:
+                guard rest.first == "/", rest.count > 1, !rest.dropFirst().contains("/") else { return nil }
+                return (legacy, String(rest.dropFirst()))
+            default:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    func forward(_ write: Write, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {
+        guard !OriginCheck.isCrossSite(write.headers) else {
+            return eventLoop.makeSucceededFuture(refusal(.crossOrigin, requestID: write.requestID))
+        }
+        guard let token = SessionCookies.token(in: write.headers) else {
+            return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID))
+        }
+        let objectId = write.objectId.map { $0.removingPercentEncoding ?? $0 }
+        let path = "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
+        return account(for: token, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
+            guard let account else { return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID)) }
+            return locations.forward(method: write.method, path: path, query: write.query, headers: write.headers, body: write.body,
+                                     actor: account.actor, requestID: write.requestID, on: eventLoop)
+                .map { answer in
+                    if (200..<300).contains(answer.status) { latest.invalidate() }
+                    var status = HTTPResponse.Status(code: answer.status)
+                    if write.legacyParse, write.method == .POST, status == .ok { status = .created }
+                    return Self.relay(answer, status: status, requestID: write.requestID)
+                }
+        }.recover { error in
+            guard let error = error as? GatewayError else {
+                locations.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(write.requestID)"])
+                return refusal(.internalFailure, requestID: write.requestID)
+            }
+            return refusal(error, requestID: write.requestID)
+        }
+    }
+
+    /// The session's account, from this replica's cache without leaving the event loop when it holds the
+    /// session (PostgreSQL is asked at most once a minute per session).
+    private func account(for token: SessionToken, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
+        if let account = sessions.cachedAccount(for: token) { return eventLoop.makeSucceededFuture(account) }
+        let promise = eventLoop.makePromise(of: Account?.self)
+        promise.completeWithTask { try await sessions.account(for: token) }
+        return promise.futureResult
+    }
+
+    /// The service's answer as the client gets it: its status, body and the headers that mean something
+    /// to a client.
+    static func relay(_ answer: LocationsClient.Answer, status: HTTPResponse.Status, requestID: String) -> PreparedResponse {
+        var fields = HTTPFields()
+        for name in [HTTPField.Name.contentType, .eTag, .retryAfter] {
+            if let value = answer.headers.first(name: name.rawName) { fields[name] = value }
+        }
+        fields[.requestID] = requestID
+        return PreparedResponse(status: status, headers: fields, body: answer.body)
+    }
+
+    private func refusal(_ error: GatewayError, requestID: String) -> PreparedResponse {
+        var answer = ParseWire.answer(for: error)
+        answer.append(HTTPField(name: .requestID, value: requestID))
+        return answer
+    }
+}

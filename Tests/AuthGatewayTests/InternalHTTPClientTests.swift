@@ -1,0 +1,177 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+@testable import AuthGateway
+
+/// The gateway's client for its hop to locations-service, against a scripted HTTP server on loopback:
+/// whole answers, kept-alive connections, and every way an answer can fail to come.
+@Suite struct InternalHTTPClientTests {
+    @Test func anAnswerArrivesWholeAndTheConnectionIsKeptForTheNext() async throws {
+        let server = try await ScriptedServer.start { request in
+            let json = "{\"got\":\"\(request.body)\"}"
+            return .answer("HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n" + json)
+        }
+        let client = InternalHTTPClient(endpoint: server.endpoint)
+        // Connections are kept per event loop, so that an answer arrives on the loop that asked.
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        for body in ["a", "b", "c"] {
+            let answer = try await client.execute(method: .POST, target: "/v1/pins?x=1", headers: ["Content-Type": "application/json"],
+                                                  body: ByteBuffer(string: "{\(body)}"), timeout: .seconds(2), on: loop).get()
+            #expect(answer.status == 201)
+            #expect(answer.headers.first(name: "Content-Type") == "application/json")
+            #expect(String(buffer: answer.body) == "{\"got\":\"{\(body)}\"}")
+        }
+        #expect(server.connections == 1)
+        let request = try #require(server.requests.last)
+        #expect(request.head.hasPrefix("POST /base/v1/pins?x=1 HTTP/1.1\r\n"))
+        #expect(request.head.contains("\r\nHost: 127.0.0.1:\(server.port)\r\n"))
+        #expect(request.head.contains("\r\nContent-Length: 3\r\n"))
+    }
+
+    @Test func aConnectionTheServiceClosesIsNotUsedAgain() async throws {
+        let server = try await ScriptedServer.start { _ in
+            .answer("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", thenClose: true)
+        }
+        let client = InternalHTTPClient(endpoint: server.endpoint)
+        for _ in 0..<3 {
+            let answer = try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2)).get()
+            #expect(String(buffer: answer.body) == "{}")
+        }
+        #expect(server.connections == 3)
+    }
+
+    @Test func aSilentServiceFailsTheRequestWhenItsTimeIsUp() async throws {
+        let server = try await ScriptedServer.start { _ in .silence }
+        let client = InternalHTTPClient(endpoint: server.endpoint)
+        let started = ContinuousClock.now
+        await #expect(throws: InternalHTTPClient.Failure.timedOut) {
+            try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .milliseconds(300)).get()
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(300) && waited < .seconds(2))
+        // The connection that timed out is closed rather than given to the next request.
+        _ = try? await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .milliseconds(100)).get()
+        #expect(server.connections == 2)
+    }
+
+    @Test func aConnectionClosedBeforeTheAnswerEndsFailsTheRequest() async throws {
+        let server = try await ScriptedServer.start { _ in .answer("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"cut", thenClose: true) }
+        let client = InternalHTTPClient(endpoint: server.endpoint)
+        await #expect(throws: (any Error).self) {
+            try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2)).get()
+        }
+    }
+
+    @Test func aServiceNobodyListensOnFailsAtOnce() async throws {
+        let server = try await ScriptedServer.start { _ in .silence }
+        let endpoint = server.endpoint
+        try await server.stop()
+        let started = ContinuousClock.now
+        await #expect(throws: (any Error).self) {
+            try await InternalHTTPClient(endpoint: endpoint).execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(5)).get()
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
+    @Test func anAnswerPastTheLimitIsRefused() async throws {
+        let server = try await ScriptedServer.start { _ in
+            .answer("HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n" + String(repeating: "x", count: 20))
+        }
+        let client = InternalHTTPClient(endpoint: server.endpoint, maximumAnswer: 10)
+        await #expect(throws: InternalHTTPClient.Failure.answerTooLarge) {
+            try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2)).get()
+        }
+    }
+
+    @Test func onlyPlainHTTPAddressesAreEndpoints() {
+        #expect(InternalHTTPClient.Endpoint(url: "http://locations:8081") == InternalHTTPClient.Endpoint(url: "http://locations:8081/"))
+        #expect(InternalHTTPClient.Endpoint(url: "http://locations")?.port == 80)
+        #expect(InternalHTTPClient.Endpoint(url: "http://locations:8081/base/")?.basePath == "/base")
+        for refused in ["https://locations:8081", "locations:8081", "http://", "http://a:1/?q=1", "ftp://a"] {
+            #expect(InternalHTTPClient.Endpoint(url: refused) == nil, "\(refused)")
+        }
+    }
+}
+
+/// An HTTP/1.1 server on loopback that answers each request as its script says, and keeps count.
+final class ScriptedServer: Sendable {
+    struct Request: Sendable {
+        let head: String
+        let body: String
+    }
+
+    enum Reply: Sendable {
+        case answer(String, thenClose: Bool = false)
+        case silence
+    }
+
+    let port: Int
+    private let channel: any Channel
+    private let log: NIOLockedValueBox<(connections: Int, requests: [Request])>
+
+    var endpoint: InternalHTTPClient.Endpoint { InternalHTTPClient.Endpoint(url: "http://127.0.0.1:\(port)/base")! }
+    var connections: Int { log.withLockedValue { $0.connections } }
+    var requests: [Request] { log.withLockedValue { $0.requests } }
+
+    private init(channel: any Channel, log: NIOLockedValueBox<(connections: Int, requests: [Request])>) {
+        self.channel = channel
+        port = channel.localAddress!.port!
+        self.log = log
+    }
+
+    static func start(_ script: @escaping @Sendable (Request) -> Reply) async throws -> ScriptedServer {
+        let log = NIOLockedValueBox<(connections: Int, requests: [Request])>((0, []))
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                log.withLockedValue { $0.connections += 1 }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ScriptHandler(script: script, log: log))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return ScriptedServer(channel: channel, log: log)
+    }
+
+    func stop() async throws { try await channel.close() }
+
+    deinit { channel.close(promise: nil) }
+
+    private final class ScriptHandler: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        let script: @Sendable (Request) -> Reply
+        let log: NIOLockedValueBox<(connections: Int, requests: [Request])>
+        var received = ""
+
+        init(script: @escaping @Sendable (Request) -> Reply, log: NIOLockedValueBox<(connections: Int, requests: [Request])>) {
+            self.script = script
+            self.log = log
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            received += String(buffer: unwrapInboundIn(data))
+            // One request at a time: the head, then as many body bytes as it announces.
+            while let end = received.range(of: "\r\n\r\n") {
+                let head = String(received[..<end.lowerBound])
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                let rest = received[end.upperBound...]
+                guard rest.utf8.count >= length else { return }
+                let body = String(rest.utf8.prefix(length))!
+                received = String(rest.utf8.dropFirst(length))!
+                let request = Request(head: head + "\r\n", body: body)
+                log.withLockedValue { $0.requests.append(request) }
+                switch script(request) {
+                case .answer(let text, let close):
+                    context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text)), promise: nil)
+                    if close { context.close(promise: nil) }
+                case .silence:
+                    break
+                }
+            }
+        }
+    }
+}
