@@ -149,6 +149,9 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var waiting = false
     private var held: [HTTPServerRequestPart] = []
     private var readPending = false
+    /// The server asked connections to wind down while an answer of this handler's was owed: the request
+    /// is finished first, and the connection closed after (by the handlers that track the router's requests).
+    private var quiescePending = false
     /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
     /// place when there is none, as in a test's bare channel).
     private var output: ChannelHandlerContext?
@@ -199,11 +202,11 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
             current = .collecting(deferral, body: body)
         case (.end, .answering(let answer)):
             current = .routing
-            write(answer, context: context)
+            resume(after: answer, context: context)
         case (.end, .collecting(let deferral, let body)):
             current = .routing
             guard let body else {
-                write(deferral.tooLarge(), context: context)
+                resume(after: deferral.tooLarge(), context: context)
                 return
             }
             waiting = true
@@ -235,10 +238,17 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// Writes a deferred answer, then goes on with what arrived meanwhile.
+    /// Writes an answer of this handler's, then goes on with what arrived meanwhile (or, when the server is
+    /// shutting down, lets the connection close).
     private func resume(after answer: PreparedResponse, context: ChannelHandlerContext) {
         write(answer, context: context)
         waiting = false
+        if quiescePending {
+            quiescePending = false
+            held = []
+            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            return
+        }
         while !waiting, !held.isEmpty {
             handle(held.removeFirst(), context: context)
         }
@@ -254,6 +264,20 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         if let body = answer.body { output.write(NIOAny(body), promise: nil) }
         output.flush()
         counters.count(answer.status)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, waiting || isOwingAnswer {
+            quiescePending = true
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// A request of this handler's is being read, so its answer is still to come.
+    private var isOwingAnswer: Bool {
+        if case .routing = current { return false }
+        return true
     }
 
     func read(context: ChannelHandlerContext) {

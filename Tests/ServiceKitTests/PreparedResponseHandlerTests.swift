@@ -170,6 +170,38 @@ import Testing
         #expect(text.hasSuffix(#"{"results":[]}"#))
     }
 
+    /// Records the events that get past the handler.
+    final class EventRecorder: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = HTTPServerRequestPart
+        var quiesceEvents = 0
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is ChannelShouldQuiesceEvent { quiesceEvents += 1 }
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            context.fireChannelRead(data)
+        }
+    }
+
+    @Test func aShutdownWaitsForTheDeferredAnswerBeforeTheConnectionIsLetGo() throws {
+        let echoes = Echoes()
+        let channel = try connection(echoes: echoes)
+        let recorder = EventRecorder()
+        try channel.pipeline.syncOperations.addHandler(recorder)
+        try request(channel, .POST, "/echo", body: ["pin"])
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        // The handlers after it (which close idle connections) hear of the shutdown only once the answer is out.
+        #expect(recorder.quiesceEvents == 0)
+        echoes.answerNext()
+        #expect(try written(channel).hasSuffix("echo:pin"))
+        #expect(recorder.quiesceEvents == 1)
+
+        // With nothing owed, the event passes at once.
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(recorder.quiesceEvents == 2)
+    }
+
     @Test func answersFromMemoryAreCounted() throws {
         let registry = PrometheusCollectorRegistry()
         let channel = try connection(registry: registry)
