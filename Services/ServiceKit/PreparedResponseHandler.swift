@@ -193,9 +193,10 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         case (.body, .answering):
             break
         case (.body(var chunk), .collecting(let deferral, var body)):
-            if var collected = body, collected.readableBytes + chunk.readableBytes <= deferral.bodyLimit {
-                collected.writeBuffer(&chunk)
-                body = collected
+            // Let go of the state's copy first, so that the body grows in place.
+            current = .routing
+            if body.map({ $0.readableBytes + chunk.readableBytes <= deferral.bodyLimit }) == true {
+                body!.writeBuffer(&chunk)
             } else {
                 body = nil
             }
