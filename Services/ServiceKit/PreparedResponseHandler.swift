@@ -46,15 +46,14 @@ public enum PreparedHandling: Sendable {
 
 /// The answer to a request with a body, worked out on the connection's event loop.
 public struct PreparedDeferral: Sendable {
-    /// The largest body accepted; a longer one is answered `tooLarge()` without calling `respond`.
+    /// The longest body passed on: a longer one is dropped as it arrives, and `respond` gets nil (and
+    /// decides when to say so: after the checks that come first, say).
     public let bodyLimit: Int
-    public let tooLarge: @Sendable () -> PreparedResponse
-    public let respond: @Sendable (_ body: ByteBuffer, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
+    public let respond: @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
 
-    public init(bodyLimit: Int, tooLarge: @escaping @Sendable () -> PreparedResponse,
-                respond: @escaping @Sendable (_ body: ByteBuffer, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>) {
+    public init(bodyLimit: Int,
+                respond: @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>) {
         self.bodyLimit = bodyLimit
-        self.tooLarge = tooLarge
         self.respond = respond
     }
 }
@@ -182,11 +181,16 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch (part, current) {
-        case (.head(let head), _):
+        case (.head(var head), _):
             current = decide(head)
             if case .routing = current {
                 routed += 1
-                context.fireChannelRead(wrapInboundOut(part))
+                // The router closes a connection after its answer only when the request says `Connection:
+                // close`; an HTTP/1.0 request means the same by saying nothing.
+                if !head.isKeepAlive, !head.headers[canonicalForm: "Connection"].contains(where: { $0.lowercased() == "close" }) {
+                    head.headers.add(name: "Connection", value: "close")
+                }
+                context.fireChannelRead(wrapInboundOut(.head(head)))
             }
         case (.body, .routing), (.end, .routing):
             context.fireChannelRead(wrapInboundOut(part))
@@ -206,10 +210,6 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
             resume(after: answer, context: context)
         case (.end, .collecting(let deferral, let body)):
             current = .routing
-            guard let body else {
-                resume(after: deferral.tooLarge(), context: context)
-                return
-            }
             waiting = true
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             let loopContext = NIOLoopBound(context, eventLoop: context.eventLoop)

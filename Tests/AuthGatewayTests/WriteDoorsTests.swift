@@ -106,6 +106,8 @@ import TestSupport
                 (Self.pin, ["Authorization: Bearer 1234567890Sforged"], "401 Unauthorized", #"{"code":209,"error":"Log in to post, change or delete a pin."}"#),
                 (Self.pin, [bearer, "Origin: https://evil.example"], "403 Forbidden", #"{"code":119,"error":"Writes from another site's pages are not allowed."}"#),
                 (tooLarge, [bearer], "413 Payload Too Large", #"{"code":142,"error":"The request body is larger than 16 KiB."}"#),
+                // Who may write is settled before the body's size.
+                (tooLarge, [], "401 Unauthorized", #"{"code":209,"error":"Log in to post, change or delete a pin."}"#),
             ]
             for framing in Framing.allCases {
                 for refused in cases {

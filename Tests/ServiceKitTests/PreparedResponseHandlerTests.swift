@@ -33,8 +33,10 @@ import Testing
             serverName: "test-server", counters: RequestCounters(registry: registry), logger: Logger(label: "test"),
             prepared: { request in
                 if request.method == .POST, request.path == "/echo" {
-                    let tooLarge: @Sendable () -> PreparedResponse = { PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")) }
-                    return .deferred(PreparedDeferral(bodyLimit: 8, tooLarge: tooLarge) { body, loop in
+                    return .deferred(PreparedDeferral(bodyLimit: 8) { body, loop in
+                        guard let body else {
+                            return loop.makeSucceededFuture(PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))
+                        }
                         let promise = loop.makePromise(of: PreparedResponse.self)
                         echoes.bodies.append(String(buffer: body))
                         echoes.promises.append(promise)
@@ -105,6 +107,17 @@ import Testing
         #expect(try routed(channel) == ["GET /other", "POST /list", "GET /list", "GET /list", "POST /echo"])
     }
 
+    @Test func anHTTP10RequestTellsTheRouterToCloseTheConnectionAfterItsAnswer() throws {
+        let channel = try connection()
+        try request(channel, .GET, "/other", version: .http1_0)
+        try request(channel, .GET, "/other", ["Connection": "keep-alive"], version: .http1_0)
+        var connectionHeaders: [[String]] = []
+        while let part = try channel.readInbound(as: HTTPServerRequestPart.self) {
+            if case .head(let head) = part { connectionHeaders.append(head.headers["Connection"]) }
+        }
+        #expect(connectionHeaders == [["close"], ["keep-alive"]])
+    }
+
     @Test func aDeferredAnswerGetsTheWholeBodyAndIsWrittenWhenReady() throws {
         let echoes = Echoes()
         let channel = try connection(echoes: echoes)
@@ -119,7 +132,7 @@ import Testing
         #expect(text.hasSuffix("\r\n\r\necho:pin-1"))
     }
 
-    @Test func aBodyPastTheLimitIsRefusedWithoutBeingPassedOn() throws {
+    @Test func aBodyPastTheLimitIsNotPassedOn() throws {
         let echoes = Echoes()
         let channel = try connection(echoes: echoes)
         try request(channel, .POST, "/echo", body: ["12345", "6789"])

@@ -27,7 +27,8 @@ struct LocationWriteForwarder: Sendable {
         /// The client's headers, `Host` among them.
         let headers: HTTPHeaders
         let query: String?
-        let body: ByteBuffer
+        /// nil when it was longer than `maximumBodySize`: refused, once the writer is known to be allowed.
+        let body: ByteBuffer?
         let requestID: String
     }
 
@@ -36,8 +37,7 @@ struct LocationWriteForwarder: Sendable {
         guard let (legacyParse, objectId) = Self.route(request.method, request.path) else { return nil }
         let requestID = RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()
         let (method, headers, query) = (request.method, request.headers, request.query.map(String.init))
-        let tooLarge: @Sendable () -> PreparedResponse = { refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: requestID) }
-        return .deferred(PreparedDeferral(bodyLimit: Self.maximumBodySize, tooLarge: tooLarge) { body, eventLoop in
+        return .deferred(PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop in
             forward(Write(method: method, objectId: objectId, legacyParse: legacyParse, headers: headers, query: query,
                           body: body, requestID: requestID), on: eventLoop)
         })
@@ -72,7 +72,10 @@ struct LocationWriteForwarder: Sendable {
         let path = "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
         return account(for: token, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
             guard let account else { return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID)) }
-            return locations.forward(method: write.method, path: path, query: write.query, headers: write.headers, body: write.body,
+            guard let body = write.body else {
+                return eventLoop.makeSucceededFuture(refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
+            }
+            return locations.forward(method: write.method, path: path, query: write.query, headers: write.headers, body: body,
                                      actor: account.actor, requestID: write.requestID, on: eventLoop)
                 .map { answer in
                     if (200..<300).contains(answer.status) { latest.invalidate() }

@@ -61,12 +61,7 @@ struct LocationsProxyController: Sendable {
     /// The door from the router, for the writes that did not skip it (HTTP/1.0, a closing connection, a
     /// body sent after `Expect: 100-continue`, a request pipelined behind a routed one).
     private func write(_ request: Request, context: GatewayRequestContext, objectId: String?, legacyParse: Bool) async throws -> Response {
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: LocationWriteForwarder.maximumBodySize)
-        } catch {
-            throw GatewayError.bodyTooLarge(limit: LocationWriteForwarder.maximumBodySize)
-        }
+        let body = try? await request.body.collect(upTo: LocationWriteForwarder.maximumBodySize)
         let write = LocationWriteForwarder.Write(
             method: HTTPMethod(rawValue: request.method.rawValue), objectId: objectId, legacyParse: legacyParse,
             headers: Self.headers(of: request), query: request.uri.query, body: body, requestID: context.requestID)
