@@ -43,7 +43,8 @@ struct LocationWriteForwarder: Sendable {
         })
     }
 
-    /// Which writes the door before the router takes: (on a legacy Parse path, the pin's id or nil).
+    /// Which writes the door before the router takes, as (whether the path is a legacy Parse one, the pin's id
+    /// for a PUT or DELETE).
     static func route(_ method: HTTPMethod, _ path: Substring) -> (Bool, String?)? {
         for (mount, legacy) in LocationsProxyController.mounts {
             guard path.hasPrefix(mount) else { continue }
