@@ -69,8 +69,7 @@ struct LocationWriteForwarder: Sendable {
         guard let token = SessionCookies.token(in: write.headers) else {
             return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID))
         }
-        let objectId = write.objectId.map { $0.removingPercentEncoding ?? $0 }
-        let path = "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
+        let path = LocationsClient.locationPath(write.objectId.map { $0.removingPercentEncoding ?? $0 })
         return account(for: token, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
             guard let account else { return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID)) }
             guard let body = write.body else {

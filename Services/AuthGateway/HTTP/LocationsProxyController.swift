@@ -53,8 +53,7 @@ struct LocationsProxyController: Sendable {
     }
 
     private func fetch(_ request: Request, context: GatewayRequestContext, objectId: String?) async throws -> LocationsClient.Answer {
-        let path = "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
-        return try await locations.send(method: .GET, path: path, query: request.uri.query, headers: Self.headers(of: request),
+        return try await locations.send(method: .GET, path: LocationsClient.locationPath(objectId), query: request.uri.query, headers: Self.headers(of: request),
                                         body: nil, actor: nil, requestID: context.requestID)
     }
 

@@ -17,6 +17,11 @@ struct LocationsClient: Sendable {
     /// Headers passed through from the client to the service, unchanged.
     static let forwardedHeaders = ["Content-Type", "If-Match", "If-None-Match", InternalHeaders.idempotencyKey, "User-Agent"]
 
+    /// The service's path for the pin list, or for one pin (its id percent-encoded whatever the client sent).
+    static func locationPath(_ objectId: String?) -> String {
+        "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
+    }
+
     /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
     /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
     func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
