@@ -132,6 +132,9 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         case answering(PreparedResponse)
         /// Its body collected for `deferral` (`nil` once past the limit).
         case collecting(PreparedDeferral, body: ByteBuffer?)
+        /// Read, and its deferred answer being worked out. What arrives meanwhile (a pipelined request) is
+        /// held back, and then no more is read, until the answer has been written.
+        case awaiting
     }
 
     /// `\r\nServer: <name>\r\n\r\n`: what ends every head, after the date.
@@ -143,9 +146,6 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// to the router too: answering it here would overtake their responses on a pipelined connection.
     private var routed = 0
     private var current = Current.routing
-    /// A deferred answer is being worked out. What arrives meanwhile (a pipelined request) is held back,
-    /// and then no more is read, until the answer has been written.
-    private var waiting = false
     private var held: [HTTPServerRequestPart] = []
     private var readPending = false
     /// The server asked connections to wind down while an answer of this handler's was owed: the request
@@ -171,16 +171,13 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        if waiting {
-            held.append(part)
-        } else {
-            handle(part, context: context)
-        }
+        handle(unwrapInboundIn(data), context: context)
     }
 
     private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch (part, current) {
+        case (_, .awaiting):
+            held.append(part)
         case (.head(var head), _):
             current = decide(head)
             if case .routing = current {
@@ -206,11 +203,9 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
             current = .collecting(deferral, body: body)
         case (.end, .answering(let answer)):
-            current = .routing
             resume(after: answer, context: context)
         case (.end, .collecting(let deferral, let body)):
-            current = .routing
-            waiting = true
+            current = .awaiting
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             let loopContext = NIOLoopBound(context, eventLoop: context.eventLoop)
             deferral.respond(body, context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
@@ -243,17 +238,17 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// shutting down, lets the connection close).
     private func resume(after answer: PreparedResponse, context: ChannelHandlerContext) {
         write(answer, context: context)
-        waiting = false
+        current = .routing
         if quiescePending {
             quiescePending = false
             held = []
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
             return
         }
-        while !waiting, !held.isEmpty {
+        while !isAwaiting, !held.isEmpty {
             handle(held.removeFirst(), context: context)
         }
-        if !waiting, readPending {
+        if !isAwaiting, readPending {
             readPending = false
             context.read()
         }
@@ -268,23 +263,28 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, waiting || isOwingAnswer {
+        if event is ChannelShouldQuiesceEvent, isOwingAnswer {
             quiescePending = true
             return
         }
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// A request of this handler's is being read, so its answer is still to come.
+    /// A request of this handler's is being read or answered, so its answer is still to come.
     private var isOwingAnswer: Bool {
         if case .routing = current { return false }
         return true
     }
 
+    private var isAwaiting: Bool {
+        if case .awaiting = current { return true }
+        return false
+    }
+
     func read(context: ChannelHandlerContext) {
         // Reading stops only once a pipelined request is actually held back: pausing and resuming for every
         // deferred answer would cost two `epoll_ctl` calls each, for clients that send one request at a time.
-        if waiting, !held.isEmpty {
+        if isAwaiting, !held.isEmpty {
             readPending = true
         } else {
             context.read()

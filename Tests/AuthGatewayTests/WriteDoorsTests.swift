@@ -78,7 +78,8 @@ import TestSupport
                 #expect(posted.headers["x-request-id"] == "door-\(framing)", "\(framing)")
                 let json = try #require(try JSONSerialization.jsonObject(with: Data(posted.body.utf8)) as? [String: Any])
                 let id = try #require(json["objectId"] as? String)
-                #expect(json["createdAt"] as? String == json["createAt"] as? String, "\(framing)")
+                let createdAt = try #require(json["createdAt"] as? String, "\(framing)")
+                #expect(json["createAt"] as? String == createdAt, "\(framing)")
 
                 let legacy = try await exchange(framing, "POST", "/parse/classes/StudentLocation", body: Self.pin, headers: [bearer], port: port)
                 #expect(legacy.status.hasSuffix(" 201 Created"), "\(framing): \(legacy.status)")

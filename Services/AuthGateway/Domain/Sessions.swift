@@ -40,23 +40,38 @@ struct Sessions: Sendable {
         return Opened(account: account, token: token, expiresAt: expires)
     }
 
-    /// The account of a live session: from this replica's cache when it holds the session, else from the table.
-    func account(for token: SessionToken) async throws -> Account? {
-        guard token.isWellFormed else { return nil }
-        let digest = token.hash
-        let hash = digest.hexString
-        if let account = cache.account(tokenHash: hash) { return account }
-        let generation = cache.generation
-        guard let (account, expiresAt) = try await store.account(tokenHash: digest) else { return nil }
-        cache.store(account, expiresAt: expiresAt, tokenHash: hash, readAt: generation)
-        return account
+    /// What this replica's cache knows of a token, found without waiting for anything.
+    enum CachedLookup {
+        /// A live session's account.
+        case live(Account)
+        /// Not a token any session could have.
+        case malformed
+        /// Not in the cache: `account(digest:)` asks the table, with the digest worked out once here.
+        case unknown(digest: [UInt8])
     }
 
-    /// The account of a session this replica's cache holds as live, found without waiting for anything;
-    /// nil says only that the cache cannot tell (`account(for:)` can).
-    func cachedAccount(for token: SessionToken) -> Account? {
-        guard token.isWellFormed else { return nil }
-        return cache.account(tokenHash: token.hash.hexString)
+    func cachedLookup(_ token: SessionToken) -> CachedLookup {
+        guard token.isWellFormed else { return .malformed }
+        let digest = token.hash
+        if let account = cache.account(tokenHash: digest.hexString) { return .live(account) }
+        return .unknown(digest: digest)
+    }
+
+    /// The account of a live session: from this replica's cache when it holds the session, else from the table.
+    func account(for token: SessionToken) async throws -> Account? {
+        switch cachedLookup(token) {
+        case .live(let account): account
+        case .malformed: nil
+        case .unknown(let digest): try await account(digest: digest)
+        }
+    }
+
+    /// A session the cache does not hold, from the table; kept in the cache when live.
+    func account(digest: [UInt8]) async throws -> Account? {
+        let generation = cache.generation
+        guard let (account, expiresAt) = try await store.account(tokenHash: digest) else { return nil }
+        cache.store(account, expiresAt: expiresAt, tokenHash: digest.hexString, readAt: generation)
+        return account
     }
 
     /// Revokes the session. The other replicas drop it when PostgreSQL's notification reaches them, which

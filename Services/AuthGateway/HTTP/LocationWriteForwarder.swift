@@ -95,10 +95,16 @@ struct LocationWriteForwarder: Sendable {
     /// The session's account, from this replica's cache without leaving the event loop when it holds the
     /// session (PostgreSQL is asked at most once a minute per session).
     private func account(for token: SessionToken, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
-        if let account = sessions.cachedAccount(for: token) { return eventLoop.makeSucceededFuture(account) }
-        let promise = eventLoop.makePromise(of: Account?.self)
-        promise.completeWithTask { try await sessions.account(for: token) }
-        return promise.futureResult
+        switch sessions.cachedLookup(token) {
+        case .live(let account):
+            return eventLoop.makeSucceededFuture(account)
+        case .malformed:
+            return eventLoop.makeSucceededFuture(nil)
+        case .unknown(let digest):
+            let promise = eventLoop.makePromise(of: Account?.self)
+            promise.completeWithTask { try await sessions.account(digest: digest) }
+            return promise.futureResult
+        }
     }
 
     /// The service's answer as the client gets it: its status, body and the headers that mean something

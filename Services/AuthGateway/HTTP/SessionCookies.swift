@@ -15,24 +15,12 @@ enum SessionCookies {
 
     /// The same, from the headers as NIO's parser hands them over.
     static func token(in headers: HTTPHeaders) -> SessionToken? {
-        token(authorization: headers.first(name: "Authorization"), cookie: cookie(session, in: headers["Cookie"]))
+        token(authorization: headers.first(name: "Authorization"), cookie: Cookies(from: headers["Cookie"])[session]?.value)
     }
 
     private static func token(authorization: String?, cookie: String?) -> SessionToken? {
         if let authorization, let value = bearerCredentials(authorization) { return SessionToken(value) }
         if let cookie, !cookie.isEmpty { return SessionToken(cookie) }
-        return nil
-    }
-
-    /// The value of the cookie `name` in `Cookie` header lines (`a=1; b=2`).
-    static func cookie(_ name: String, in lines: [String]) -> String? {
-        for line in lines {
-            for pair in line.split(separator: ";") {
-                let pair = pair.drop(while: { $0 == " " })
-                guard let equals = pair.firstIndex(of: "="), pair[..<equals] == name else { continue }
-                return String(pair[pair.index(after: equals)...])
-            }
-        }
         return nil
     }
 
