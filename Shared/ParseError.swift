@@ -10,6 +10,7 @@ public struct ParseError: Error, Hashable, Sendable, Codable {
         case incorrectType = 111
         case operationForbidden = 119
         case validationFailed = 142
+        case requestLimitExceeded = 155
         case invalidSessionToken = 209
     }
 

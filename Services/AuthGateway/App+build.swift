@@ -45,6 +45,7 @@ func buildApplication(
 
     let router = Router(context: GatewayRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
+    router.middlewares.add(ClientAddressMiddleware(trustedProxies: configuration.limits.trustedProxies))
     router.middlewares.add(UnknownRouteMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
     let counters = RequestCounters(registry: registry)
@@ -67,7 +68,10 @@ func buildApplication(
     GeocodeController(gazetteer: try Gazetteer.bundled(), upstream: upstreamGeocoder, logger: logger)
         .addRoutes(to: router.group("v1/geocode").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false))))
     let latest = LatestListCache()
-    let feed = LiveFeed(locations: locations, cache: latest, logger: logger)
+    let openStreams = registry.makeGauge(descriptor: MetricNameDescriptor(
+        namespace: "onthemap", metricName: "live_streams", unitName: "", helpText: "Live streams open on this replica."))
+    let feed = LiveFeed(locations: locations, cache: latest, logger: logger, streamsPerAddress: configuration.streamsPerClient,
+                        openStreams: openStreams)
     EventsController(feed: feed, locations: locations)
         .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
     let writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
@@ -79,7 +83,7 @@ func buildApplication(
     let hotRead = LatestListHotRead(latest: latest)
     var app = Application(
         router: router,
-        server: .http1(serverName: "auth-gateway", counters: counters, logger: logger, prepared: { request in
+        server: .http1(serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: { request in
             hotRead.answer(request).map(PreparedHandling.answer) ?? writes.handling(request)
         }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),

@@ -56,7 +56,7 @@ func buildApplication(
     let hotRead = HotRead(cache: cache, token: token)
     var app = Application(
         router: router,
-        server: .http1(serverName: "locations-service", counters: counters, logger: logger, prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
+        server: .http1(serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits, prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
         services: [client, notifier],
         logger: logger)

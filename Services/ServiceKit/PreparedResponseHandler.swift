@@ -70,10 +70,13 @@ extension HTTPServerBuilder {
     /// middleware chain per request: several times the cost of writing a cached list, and the list of the
     /// latest pins is by far the most common request. Both paths serve the same cache and headers, so a
     /// client cannot tell them apart.
-    public static func http1(serverName: String, counters: RequestCounters, logger: Logger,
+    ///
+    /// `limits` bound what each connection and each client address may hold (`ConnectionGuard`).
+    public static func http1(serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(),
                              prepared: @escaping PreparedAnswer) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            PreparedHTTP1Channel(responder: responder, serverName: serverName, counters: counters, logger: logger, prepared: prepared)
+            PreparedHTTP1Channel(responder: responder, serverName: serverName, counters: counters, logger: logger, limits: limits,
+                                 perAddress: ConnectionsPerAddress(limit: limits.connectionsPerAddress), prepared: prepared)
         }
     }
 }
@@ -87,20 +90,23 @@ struct PreparedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let serverName: String
     let counters: RequestCounters
     let logger: Logger
+    let limits: ConnectionLimits
+    let perAddress: ConnectionsPerAddress
     let prepared: PreparedAnswer
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             // Hummingbird's own HTTP/1 limits.
             let decoder = HTTP1Channel.Configuration.DecoderConfiguration()
-            var limits = NIOHTTPDecoderLimitConfiguration()
-            limits.maxHeaderFieldSize = decoder.maxHeaderFieldSize
-            limits.maxHeaderListSize = decoder.maxHeaderListSize
-            limits.maxHeaderFieldCount = decoder.maxHeaderFieldCount
+            var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+            decoderLimits.maxHeaderFieldSize = decoder.maxHeaderFieldSize
+            decoderLimits.maxHeaderListSize = decoder.maxHeaderListSize
+            decoderLimits.maxHeaderFieldCount = decoder.maxHeaderFieldCount
             let pipeline = channel.pipeline.syncOperations
             try pipeline.configureHTTPServerPipeline(
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
-                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: decoderLimits)
+            try pipeline.addHandler(ConnectionGuard(limits: limits, perAddress: perAddress, logger: self.logger))
             try pipeline.addHandler(PreparedResponseHandler(serverName: serverName, counters: counters, logger: self.logger, prepared: prepared))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
@@ -137,7 +143,7 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         case awaiting
     }
 
-    /// `\r\nServer: <name>\r\n\r\n`: what ends every head, after the date.
+    /// `\r\nServer: <name>\r\nX-Content-Type-Options: nosniff\r\n\r\n`: what ends every head, after the date.
     private let serverTrailer: [UInt8]
     private let counters: RequestCounters
     private let logger: Logger
@@ -156,7 +162,7 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var output: ChannelHandlerContext?
 
     init(serverName: String, counters: RequestCounters, logger: Logger, prepared: @escaping PreparedAnswer) {
-        serverTrailer = Array("\r\nServer: \(serverName)\r\n\r\n".utf8)
+        serverTrailer = Array("\r\nServer: \(serverName)\r\n\(Self.noSniff.name): \(Self.noSniff.value)\r\n\r\n".utf8)
         self.counters = counters
         self.logger = logger
         self.prepared = prepared
@@ -292,9 +298,21 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { routed -= 1 }
-        context.write(data, promise: promise)
+        switch unwrapOutboundIn(data) {
+        case .head(var head):
+            head.headers.replaceOrAdd(name: Self.noSniff.name, value: Self.noSniff.value)
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end:
+            routed -= 1
+            context.write(data, promise: promise)
+        case .body:
+            context.write(data, promise: promise)
+        }
     }
+
+    /// On every answer, whichever door it leaves by: a browser must never guess a type other than the one
+    /// we name (a JSON answer that holds a student's text taken for HTML, say).
+    static let noSniff = (name: "X-Content-Type-Options", value: "nosniff")
 
     /// The head of `answer`, with the headers every response of ours carries.
     private func render(_ answer: PreparedResponse, allocator: ByteBufferAllocator) -> ByteBuffer {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A blocking HTTP/1.1 connection for writing a request in pieces.
-public final class RawConnection {
+public final class RawConnection: @unchecked Sendable {
     private let fd: Int32
 
     public init(port: Int) throws {
@@ -44,5 +44,38 @@ public final class RawConnection {
         return String(decoding: received, as: UTF8.self)
     }
 
-    deinit { close(fd) }
+    /// Reads until the end of a response's head (a streamed answer's body need not end), or the peer closes.
+    public func receiveHead() throws -> String {
+        var received: [UInt8] = []
+        var byte: UInt8 = 0
+        while !received.suffix(4).elementsEqual("\r\n\r\n".utf8), recv(fd, &byte, 1, 0) == 1 {
+            received.append(byte)
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// Waits up to `limit` for the peer to close the connection (reading and dropping anything it sends
+    /// first); how long that took, or nil when it stayed open.
+    public func closedByPeer(within limit: Duration) -> Duration? {
+        let start = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now - start < limit {
+            let left = limit - (ContinuousClock.now - start)
+            let microseconds = max(1_000, Int(left.components.seconds) * 1_000_000 + Int(left.components.attoseconds / 1_000_000_000_000))
+            var timeout = timeval(tv_sec: microseconds / 1_000_000, tv_usec: Int(microseconds % 1_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return ContinuousClock.now - start
+            }
+        }
+        return nil
+    }
+
+    /// Closes the connection now, as a client that goes away does.
+    public func close() {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    deinit { Glibc.close(fd) }
 }

@@ -25,12 +25,19 @@ struct GatewayConfiguration: Sendable {
     /// bcrypt cost for new local passwords; lower only in tests.
     var passwordCost: UInt8 = 11
     var throttle = LoginThrottle.Policy()
+    /// Timeouts and per-address caps on connections; `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES`.
+    var limits = ConnectionLimits()
+    /// Live streams open at once from one client address (`MAX_STREAMS_PER_CLIENT`).
+    var streamsPerClient = defaultStreamsPerClient
+
+    static let defaultStreamsPerClient = 32
 
     static let defaultPort = 8080
     static let defaultTileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
-    /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `SESSION_TTL` and `LOG_LEVEL`.
+    /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
+    /// `MAX_STREAMS_PER_CLIENT` and `TRUSTED_PROXIES`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
         let locationsText = try reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081")
@@ -52,11 +59,14 @@ struct GatewayConfiguration: Sendable {
         guard tiles.contains("{z}"), tiles.contains("{x}"), tiles.contains("{y}") else {
             throw ConfigurationError("TILE_URL must contain {z}, {x} and {y}, got \"\(tiles)\"")
         }
-        return GatewayConfiguration(
+        var configuration = GatewayConfiguration(
             database: try reader.database(), port: try reader.port(default: defaultPort),
             locationsURL: locations, internalToken: try reader.internalToken(), identityProvider: provider,
             udacityBaseURL: udacity, geocoderURL: geocoder, tileURL: tiles,
             sessionLifetime: try sessionTTL(reader["SESSION_TTL"]), logLevel: try reader.logLevel())
+        configuration.limits = try reader.connectionLimits()
+        configuration.streamsPerClient = try reader.positiveInteger("MAX_STREAMS_PER_CLIENT", default: defaultStreamsPerClient)
+        return configuration
     }
 
     /// `SESSION_TTL`: seconds, or a number with `s`, `m`, `h` or `d`. Default 30 days.

@@ -11,6 +11,7 @@ enum GatewayError: Error, Equatable {
     case unsupportedCredential(String)
     case invalidCredentials
     case throttled(retryAfter: Int)
+    case tooManyStreams(limit: Int)
     case identityUnavailable
     case identityTimedOut
     case userNotFound
@@ -32,7 +33,7 @@ enum GatewayError: Error, Equatable {
         switch self {
         case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .geocodeQueryMissing: .badRequest
         case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
-        case .throttled: .tooManyRequests
+        case .throttled, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
         case .userNotFound, .noGeocodeMatch: .notFound
@@ -52,6 +53,7 @@ enum GatewayError: Error, Equatable {
         case .unsupportedCredential(let kind): "\(kind) login is not available on this server; log in with your email and password."
         case .invalidCredentials: "Account not found or invalid credentials."
         case .throttled(let seconds): "Too many failed logins; try again in \(seconds) seconds."
+        case .tooManyStreams(let limit): "Too many live streams open from your address (at most \(limit)); close one and try again."
         case .identityUnavailable: "The identity provider could not be reached; try again shortly."
         case .identityTimedOut: "The identity provider did not answer in time; try again shortly."
         case .userNotFound: "User not found."
@@ -87,12 +89,14 @@ enum GatewayError: Error, Equatable {
         case .locationsUnavailable: .connectionFailed
         case .bodyTooLarge: .validationFailed
         case .malformedBody: .invalidJSON
+        case .tooManyStreams: .requestLimitExceeded
         default: .internalServerError
         }
     }
 
     var extraHeaders: HTTPFields {
         if case .throttled(let seconds) = self { return [.retryAfter: String(seconds)] }
+        if case .tooManyStreams = self { return [.retryAfter: "10"] }
         return [:]
     }
 }

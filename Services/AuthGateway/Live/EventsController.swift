@@ -19,7 +19,11 @@ struct EventsController: Sendable {
         let resumeFrom = (request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters["lastEventId"].map(String.init))
             .flatMap(LogPosition.init)
         // Subscribe before reading the backlog, so nothing falls between the two.
-        let (id, messages) = feed.subscribe()
+        guard let (id, messages) = feed.subscribe(address: context.clientAddress) else {
+            throw GatewayError.tooManyStreams(limit: feed.streamsPerAddress)
+        }
+        // A client that leaves is let go at once, not when the next heartbeat fails to reach it.
+        context.connectionClosed.whenComplete { _ in feed.end(id) }
         let requestID = context.requestID
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"]
         return Response(status: .ok, headers: headers, body: ResponseBody { [feed, locations] writer in

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Prometheus
 import OnTheMapShared
 import ServiceLifecycle
 import Synchronization
@@ -17,38 +18,67 @@ final class LiveFeed: Service, Sendable {
     private let logger: Logger
     private let cache: LatestListCache
     private let heartbeatInterval: Duration
-    private let subscribers = Mutex<[UInt64: AsyncStream<Message>.Continuation]>([:])
+    /// Streams open at once from one client address.
+    let streamsPerAddress: Int
+    private let subscribers = Mutex(Subscribers())
     private let nextID = Atomic<UInt64>(0)
+    private let openStreams: Gauge?
 
-    init(locations: LocationsClient, cache: LatestListCache, logger: Logger, heartbeatInterval: Duration = .seconds(15)) {
+    private struct Subscribers {
+        var streams: [UInt64: (continuation: AsyncStream<Message>.Continuation, address: String?)] = [:]
+        var perAddress: [String: Int] = [:]
+    }
+
+    init(locations: LocationsClient, cache: LatestListCache, logger: Logger, heartbeatInterval: Duration = .seconds(15),
+         streamsPerAddress: Int = GatewayConfiguration.defaultStreamsPerClient, openStreams: Gauge? = nil) {
         self.locations = locations
         self.cache = cache
         self.logger = logger
         self.heartbeatInterval = heartbeatInterval
+        self.streamsPerAddress = streamsPerAddress
+        self.openStreams = openStreams
     }
 
-    /// A stream of what happens from now on; it ends when the gateway shuts down.
-    func subscribe() -> (id: UInt64, messages: AsyncStream<Message>) {
+    /// A stream of what happens from now on, for a client at `address`; it ends when the gateway shuts
+    /// down. Nil when that address already has `streamsPerAddress` streams open.
+    func subscribe(address: String?) -> (id: UInt64, messages: AsyncStream<Message>)? {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream.makeStream(of: Message.self, bufferingPolicy: .bufferingNewest(10_000))
+        let count: Int? = subscribers.withLock { subscribers in
+            if let address {
+                let open = subscribers.perAddress[address, default: 0]
+                guard open < streamsPerAddress else { return nil }
+                subscribers.perAddress[address] = open + 1
+            }
+            subscribers.streams[id] = (continuation, address)
+            return subscribers.streams.count
+        }
+        guard let count else { return nil }
+        openStreams?.set(Double(count))
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
-        subscribers.withLock { $0[id] = continuation }
         return (id, stream)
     }
 
     /// Ends one subscriber's stream.
     func end(_ id: UInt64) {
-        subscribers.withLock { $0[id] }?.finish()
+        subscribers.withLock { $0.streams[id] }?.continuation.finish()
     }
 
     func unsubscribe(_ id: UInt64) {
-        _ = subscribers.withLock { $0.removeValue(forKey: id) }
+        let count = subscribers.withLock { subscribers in
+            if let (_, address) = subscribers.streams.removeValue(forKey: id), let address {
+                let open = subscribers.perAddress[address, default: 1] - 1
+                subscribers.perAddress[address] = open > 0 ? open : nil
+            }
+            return subscribers.streams.count
+        }
+        openStreams?.set(Double(count))
     }
 
-    var subscriberCount: Int { subscribers.withLock { $0.count } }
+    var subscriberCount: Int { subscribers.withLock { $0.streams.count } }
 
     private func broadcast(_ message: Message) {
-        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(message) }
+        for continuation in subscribers.withLock({ $0.streams.values.map(\.continuation) }) { continuation.yield(message) }
     }
 
     func run() async throws {
@@ -61,7 +91,7 @@ final class LiveFeed: Service, Sendable {
             }
         }
         // Live streams end with the gateway, so shutdown is not held up by open connections.
-        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
+        for continuation in subscribers.withLock({ $0.streams.values.map(\.continuation) }) { continuation.finish() }
     }
 
     static let coalescing = Duration.milliseconds(50)

@@ -42,6 +42,8 @@ final class InternalHTTPClient: Sendable {
         case timedOut
         case connectionClosed
         case answerTooLarge
+        /// Every connection busy and too many requests already waiting.
+        case overloaded
     }
 
     let endpoint: Endpoint
@@ -49,17 +51,22 @@ final class InternalHTTPClient: Sendable {
     private let connectTimeout: TimeAmount
     /// The longest answer read; the service's largest is a list of 1,000 pins.
     private let maximumAnswer: Int
-    /// Idle connections kept per event loop; more are opened while requests need them, then closed.
-    private let maximumIdle: Int
+    /// Connections open at once per event loop; a request that finds them all busy waits its turn. The
+    /// bound keeps a burst of clients from opening a connection each to the service (which caps the
+    /// connections one address may hold): 32 in flight per core already keep its PostgreSQL pool busy.
+    private let maximumConnections: Int
+    /// Requests waiting per event loop for a connection; past that a burst is refused at once.
+    private let maximumWaiting: Int
     private let pools = Mutex<[ObjectIdentifier: LoopPool]>([:])
 
     init(endpoint: Endpoint, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumIdle: Int = 64) {
+         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096) {
         self.endpoint = endpoint
         self.group = group
         self.connectTimeout = connectTimeout
         self.maximumAnswer = maximumAnswer
-        self.maximumIdle = maximumIdle
+        self.maximumConnections = maximumConnections
+        self.maximumWaiting = maximumWaiting
     }
 
     /// Sends one request on `eventLoop` (any of the group's when nil) and reads the whole answer. It fails
@@ -101,11 +108,14 @@ final class InternalHTTPClient: Sendable {
         let deadline: NIODeadline
     }
 
-    /// The idle connections of one event loop. Touched only on that loop.
+    /// The connections of one event loop, and the requests waiting for one. Touched only on that loop.
     fileprivate final class LoopPool: @unchecked Sendable {
         let loop: any EventLoop
         unowned let client: InternalHTTPClient
         private var idle: [ExchangeHandler] = []
+        private var waiting = CircularBuffer<Exchange>()
+        /// Connections opened or being opened, and not yet closed.
+        private(set) var open = 0
 
         init(loop: any EventLoop, client: InternalHTTPClient) {
             self.loop = loop
@@ -120,6 +130,17 @@ final class InternalHTTPClient: Sendable {
                     return
                 }
             }
+            if open < client.maximumConnections {
+                connect(for: exchange)
+            } else if waiting.count < client.maximumWaiting {
+                waiting.append(exchange)
+            } else {
+                exchange.promise.fail(Failure.overloaded)
+            }
+        }
+
+        private func connect(for exchange: Exchange) {
+            open += 1
             ClientBootstrap(group: loop)
                 .connectTimeout(client.connectTimeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -142,17 +163,33 @@ final class InternalHTTPClient: Sendable {
                         }
                     case .failure(let error):
                         exchange.promise.fail(error)
+                        self.closed()
                     }
                 }
         }
 
+        /// The oldest waiting request whose time is not up; those whose time is up are told so.
+        private func nextWaiting() -> Exchange? {
+            while let exchange = waiting.popFirst() {
+                if exchange.deadline > .now() { return exchange }
+                exchange.promise.fail(Failure.timedOut)
+            }
+            return nil
+        }
+
         /// A connection whose exchange ended cleanly, ready for the next request.
         func giveBack(_ connection: ExchangeHandler) {
-            if idle.count < client.maximumIdle {
-                idle.append(connection)
+            if let next = nextWaiting() {
+                connection.start(next)
             } else {
-                connection.close()
+                idle.append(connection)
             }
+        }
+
+        /// A connection ended: a waiting request may open another in its place.
+        func closed() {
+            open -= 1
+            if open < client.maximumConnections, let next = nextWaiting() { connect(for: next) }
         }
 
         func closeIdle() {
@@ -229,6 +266,7 @@ final class InternalHTTPClient: Sendable {
 
         func channelInactive(context: ChannelHandlerContext) {
             finish(.failure(Failure.connectionClosed), reusable: false)
+            pool.closed()
             context.fireChannelInactive()
         }
 

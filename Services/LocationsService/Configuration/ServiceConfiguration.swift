@@ -8,6 +8,8 @@ struct ServiceConfiguration: Sendable {
     var port: Int
     var internalToken: String
     var logLevel: Logger.Level
+    /// Timeouts and per-address caps on connections; `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES`.
+    var limits = ConnectionLimits()
 
     static let defaultPort = 8081
 
@@ -20,11 +22,13 @@ struct ServiceConfiguration: Sendable {
         self.logLevel = logLevel
     }
 
-    /// Reads `DATABASE_URL`, `PORT`, `INTERNAL_TOKEN` and `LOG_LEVEL`; the listening address is a command-line option.
+    /// Reads `DATABASE_URL`, `PORT`, `INTERNAL_TOKEN`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT` and `TRUSTED_PROXIES`; the listening address is a command-line option.
     static func fromEnvironment(_ environment: [String: String], needsToken: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
         let reader = EnvironmentReader(environment)
-        return ServiceConfiguration(database: try reader.database(), port: try reader.port(default: defaultPort),
-                                    internalToken: needsToken ? try reader.internalToken() : "",
-                                    logLevel: try reader.logLevel())
+        var configuration = ServiceConfiguration(database: try reader.database(), port: try reader.port(default: defaultPort),
+                                                 internalToken: needsToken ? try reader.internalToken() : "",
+                                                 logLevel: try reader.logLevel())
+        configuration.limits = try reader.connectionLimits()
+        return configuration
     }
 }

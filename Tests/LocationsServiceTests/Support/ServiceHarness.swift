@@ -8,9 +8,12 @@ import TestSupport
 @testable import LocationsService
 
 /// Runs the real application on a real socket against a fresh database.
-func withLiveService(_ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void) async throws {
+func withLiveService(configure: (inout ServiceConfiguration) -> Void = { _ in },
+                     _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void) async throws {
     let database = try await TestDatabase.create()
-    let app = buildApplication(try database.configuration(), logger: TestDatabase.logger)
+    var configuration = try database.configuration()
+    configure(&configuration)
+    let app = buildApplication(configuration, logger: TestDatabase.logger)
     try await app.test(.live) { client in
         try await body(client, database)
     }

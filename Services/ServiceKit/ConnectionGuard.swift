@@ -1,0 +1,166 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Open connections per client address, shared by all of a server's connections.
+public final class ConnectionsPerAddress: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+    public let limit: Int
+
+    public init(limit: Int) { self.limit = limit }
+
+    /// Counts one more connection from `address`, unless it already has `limit` open.
+    func open(_ address: String) -> Bool {
+        counts.withLock { counts in
+            let count = counts[address, default: 0]
+            guard count < limit else { return false }
+            counts[address] = count + 1
+            return true
+        }
+    }
+
+    func close(_ address: String) {
+        counts.withLock { counts in
+            let count = counts[address, default: 1] - 1
+            counts[address] = count > 0 ? count : nil
+        }
+    }
+
+    public func count(_ address: String) -> Int { counts.withLock { $0[address, default: 0] } }
+}
+
+/// Sits right after the HTTP parser, before anything answers: refuses a connection past its address's
+/// limit, and closes one whose client is too slow, idle, or gone, as `ConnectionGuardState` decides.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var state: ConnectionGuardState
+    private let limits: ConnectionLimits
+    private let perAddress: ConnectionsPerAddress
+    private let logger: Logger
+    /// The address this connection is counted under, once counted.
+    private var counted: String?
+    /// Refused: what the client sends is dropped, and the connection closes once it has read the refusal.
+    private var refused = false
+    private var ticker: RepeatedTask?
+
+    init(limits: ConnectionLimits, perAddress: ConnectionsPerAddress, logger: Logger) {
+        state = ConnectionGuardState(limits: limits)
+        self.limits = limits
+        self.perAddress = perAddress
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if ticker == nil, !refused { start(context: context) }
+        context.fireChannelActive()
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard ticker == nil else { return }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: .init(limits.tick), delay: .init(limits.tick)) { _ in
+            let (handler, context) = loopBound.value
+            handler.tick(context: context)
+        }
+        guard let address = context.channel.remoteAddress?.ipAddress, !limits.trustedProxies.contains(address) else { return }
+        if perAddress.open(address) {
+            counted = address
+        } else {
+            refuse(context: context, address: address)
+        }
+    }
+
+    /// A 429 that says why, then the end of the connection. Written at once: the client reads it as the
+    /// answer to the request it is about to send.
+    private func refuse(context: ChannelHandlerContext, address: String) {
+        refused = true
+        logger.notice("connection refused: too many from one address", metadata: ["address": "\(address)", "limit": "\(perAddress.limit)"])
+        let body = #"{"status":429,"error":"Too many open connections from your address (at most \#(perAddress.limit)); close some and try again."}"#
+        var head = HTTPResponseHead(version: .http1_1, status: .tooManyRequests)
+        head.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        head.headers.add(name: "Content-Length", value: String(body.utf8.count))
+        head.headers.add(name: "Retry-After", value: "10")
+        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        // Our side ends here; the whole connection once the client has read the answer and closed its
+        // side, or at the next tick (closing at once could reset the answer away before it is read).
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(mode: .output, promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stop()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stop()
+    }
+
+    private func stop() {
+        ticker?.cancel()
+        ticker = nil
+        if let counted { perAddress.close(counted) }
+        counted = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        switch unwrapInboundIn(data) {
+        case .head: state.read(.head)
+        case .body: state.read(.body)
+        case .end: state.read(.end)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        state.readComplete()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            if refused {
+                context.close(promise: nil)
+                return
+            }
+            perform(state.inputClosed(), context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head: state.wroteHead()
+        case .body: state.wroteBody()
+        case .end: state.wroteEnd()
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func tick(context: ChannelHandlerContext) {
+        if refused {
+            context.close(promise: nil)
+            return
+        }
+        perform(state.tick(), context: context)
+    }
+
+    private func perform(_ action: ConnectionGuardState.Action, context: ChannelHandlerContext) {
+        guard case .close(let reason) = action else { return }
+        logger.debug("connection closed", metadata: ["reason": "\(reason.rawValue)", "peer": "\(context.channel.remoteAddress?.description ?? "-")"])
+        stop()
+        context.close(promise: nil)
+    }
+}
