@@ -19,8 +19,10 @@ func buildApplication(
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
     let database = Database(client: client, logger: logger)
     // For the outside services (Udacity, a geocoder); locations-service has a client of its own.
+    // At most 8 connections to each outside host; further requests wait for one.
     var clientConfiguration = HTTPClient.Configuration(
-        timeout: .init(connect: .seconds(1), read: .seconds(10)), connectionPool: .init(idleTimeout: .seconds(60)))
+        timeout: .init(connect: .seconds(1), read: .seconds(10)),
+        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8))
     // Nothing collects traces: with no tracer the client skips making a span for each request (which
     // parses its URL a second time for the span's attributes).
     clientConfiguration.tracing.tracer = nil

@@ -90,6 +90,56 @@ import Testing
         }
     }
 
+    @Test func manyConcurrentRequestsOnOneLoopShareABoundedNumberOfConnections() async throws {
+        let server = try await ScriptedServer.start { request in
+            .answer("HTTP/1.1 200 OK\r\nContent-Length: \(request.body.utf8.count)\r\n\r\n" + request.body)
+        }
+        let client = InternalHTTPClient(endpoint: server.endpoint, maximumConnections: 3)
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    let answer = try await client.execute(method: .POST, target: "/", headers: [:], body: ByteBuffer(string: "\(index)"),
+                                                          timeout: .seconds(5), on: loop).get()
+                    return (index, String(buffer: answer.body))
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        #expect(answers.count == 60)
+        #expect(answers.allSatisfy { "\($0.key)" == $0.value }, "each request got its own answer")
+        #expect(server.connections <= 3, "\(server.connections) connections for a limit of 3")
+    }
+
+    @Test func aBurstPastTheWaitingRoomIsRefusedAtOnce() async throws {
+        let server = try await ScriptedServer.start { _ in .silence }
+        let client = InternalHTTPClient(endpoint: server.endpoint, maximumConnections: 1, maximumWaiting: 2)
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let held = (0..<3).map { _ in client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(1), on: loop) }
+        let started = ContinuousClock.now
+        await #expect(throws: InternalHTTPClient.Failure.overloaded) {
+            try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(1), on: loop).get()
+        }
+        #expect(ContinuousClock.now - started < .milliseconds(500))
+        for request in held {
+            await #expect(throws: InternalHTTPClient.Failure.timedOut) { try await request.get() }
+        }
+        #expect(server.connections == 1)
+    }
+
+    @Test func aPooledConnectionThatDiedWithTheServiceIsReplacedNotUsed() async throws {
+        // Kept alive by the answer, then gone: what a pooled connection sees when locations-service restarts.
+        let server = try await ScriptedServer.start { _ in .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", thenClose: true) }
+        let client = InternalHTTPClient(endpoint: server.endpoint, maximumConnections: 1)
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        for _ in 0..<3 {
+            let answer = try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2), on: loop).get()
+            #expect(String(buffer: answer.body) == "{}")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(server.connections == 3)
+    }
+
     @Test func onlyPlainHTTPAddressesAreEndpoints() {
         #expect(InternalHTTPClient.Endpoint(url: "http://locations:8081") == InternalHTTPClient.Endpoint(url: "http://locations:8081/"))
         #expect(InternalHTTPClient.Endpoint(url: "http://locations")?.port == 80)
