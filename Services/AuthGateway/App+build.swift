@@ -62,7 +62,7 @@ func buildApplication(
         UsersController(accounts: accounts, sessions: sessions).addRoutes(to: users)
     }
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
-    AccountsController(accounts: accounts, provider: provider, hash: { try await local.hash($0) }).addRoutes(to: signUp)
+    AccountsController(accounts: accounts, provider: provider, throttle: sessions.throttle, hash: { try await local.hash($0) }).addRoutes(to: signUp)
 
     let upstreamGeocoder: (any Geocoder)? = configuration.geocoderURL.map {
         NominatimGeocoder(baseURL: $0, httpClient: httpClient, timeout: configuration.upstreamTimeout)

@@ -11,6 +11,8 @@ enum GatewayError: Error, Equatable {
     case unsupportedCredential(String)
     case invalidCredentials
     case throttled(retryAfter: Int)
+    case tooManySignUps(retryAfter: Int)
+    case tooLong(parameter: String, limit: Int)
     case tooManyStreams(limit: Int)
     case identityUnavailable
     case identityTimedOut
@@ -31,9 +33,9 @@ enum GatewayError: Error, Equatable {
 
     var status: HTTPResponse.Status {
         switch self {
-        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .geocodeQueryMissing: .badRequest
+        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing: .badRequest
         case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
-        case .throttled, .tooManyStreams: .tooManyRequests
+        case .throttled, .tooManySignUps, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
         case .userNotFound, .noGeocodeMatch: .notFound
@@ -53,6 +55,8 @@ enum GatewayError: Error, Equatable {
         case .unsupportedCredential(let kind): "\(kind) login is not available on this server; log in with your email and password."
         case .invalidCredentials: "Account not found or invalid credentials."
         case .throttled(let seconds): "Too many failed logins; try again in \(seconds) seconds."
+        case .tooManySignUps(let seconds): "Too many sign-ups from your address; try again in \(seconds) seconds."
+        case .tooLong(let name, let limit): "\(name.split(separator: ".").last ?? Substring(name)) must be at most \(limit) bytes."
         case .tooManyStreams(let limit): "Too many live streams open from your address (at most \(limit)); close one and try again."
         case .identityUnavailable: "The identity provider could not be reached; try again shortly."
         case .identityTimedOut: "The identity provider did not answer in time; try again shortly."
@@ -77,6 +81,7 @@ enum GatewayError: Error, Equatable {
         switch self {
         case .missingParameter(let name): name
         case .invalidSignUp(let parameter, _): parameter
+        case .tooLong(let parameter, _): parameter
         default: nil
         }
     }
@@ -96,6 +101,7 @@ enum GatewayError: Error, Equatable {
 
     var extraHeaders: HTTPFields {
         if case .throttled(let seconds) = self { return [.retryAfter: String(seconds)] }
+        if case .tooManySignUps(let seconds) = self { return [.retryAfter: String(seconds)] }
         if case .tooManyStreams = self { return [.retryAfter: "10"] }
         return [:]
     }

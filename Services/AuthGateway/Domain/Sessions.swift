@@ -16,25 +16,27 @@ struct Sessions: Sendable {
         let expiresAt: Timestamp
     }
 
-    func login(username: String, password: String, address: String?) async throws -> Opened {
-        // Checked before the password: once throttled, even the right password waits out the window.
-        if let seconds = try await throttle.retryAfter(username: username, address: address) {
-            throw GatewayError.throttled(retryAfter: seconds)
+    func login(username: EmailAddress, password: String, address: String?) async throws -> Opened {
+        // Admitted before the password is checked: once throttled, even the right password waits out the window.
+        let attempt: LoginThrottle.Attempt
+        switch try await throttle.admitLogin(account: username, address: address) {
+        case .admitted(let admitted): attempt = admitted
+        case .throttled(let seconds): throw GatewayError.throttled(retryAfter: seconds)
         }
         let account: Account
         do {
             account = try await provider.authenticate(username: username, password: password)
         } catch .invalidCredentials {
-            try await throttle.recordFailure(username: username, address: address)
             throw GatewayError.invalidCredentials
-        } catch .upstreamTimedOut {
-            throw GatewayError.identityTimedOut
-        } catch .upstreamUnavailable, .upstreamFailed {
-            throw GatewayError.identityUnavailable
         } catch {
-            throw GatewayError.internalFailure
+            try await throttle.withdraw(attempt)
+            switch error {
+            case .upstreamTimedOut: throw GatewayError.identityTimedOut
+            case .upstreamUnavailable, .upstreamFailed: throw GatewayError.identityUnavailable
+            case .invalidCredentials, .internalFailure: throw GatewayError.internalFailure
+            }
         }
-        try await throttle.recordSuccess(username: username)
+        try await throttle.succeeded(attempt, account: username)
         let (token, expires) = try await store.create(for: account, lifetime: lifetime)
         logger.info("session opened", metadata: ["account": "\(account.key)"])
         return Opened(account: account, token: token, expiresAt: expires)

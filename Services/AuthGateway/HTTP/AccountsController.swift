@@ -7,10 +7,14 @@ import ServiceKit
 struct AccountsController: Sendable {
     let accounts: AccountStore
     let provider: any IdentityProvider
+    let throttle: LoginThrottle
     let hash: @Sendable (String) async throws -> String
 
     static let minimumPasswordLength = 8
     static let maximumNameLength = 100
+    /// Bytes as well as characters: one character can carry any number of combining marks, and names
+    /// travel to the locations service in a header.
+    static let maximumNameBytes = 4 * maximumNameLength
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post(use: create)
@@ -19,27 +23,15 @@ struct AccountsController: Sendable {
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard provider.allowsSignUp else { throw GatewayError.signUpUnavailable }
         let body = try await readJSONObject(request, limit: SessionController.maximumBodySize)
-        func text(_ name: String) throws(GatewayError) -> String {
-            guard let value = (body[name] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
-                throw .invalidSignUp(parameter: name, message: "\(name) is required.")
-            }
-            guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw .invalidSignUp(parameter: name, message: "\(name) must not contain control characters.")
-            }
-            return value
-        }
-        let email = try text("email")
-        guard let password = body["password"] as? String, password.count >= Self.minimumPasswordLength, !password.contains("\u{0}") else {
-            throw GatewayError.invalidSignUp(parameter: "password", message: "password must be at least \(Self.minimumPasswordLength) characters.")
-        }
-        let firstName = try text("firstName")
-        let lastName = try text("lastName")
-        let parts = email.split(separator: "@")
-        guard parts.count == 2, parts[1].contains("."), !email.contains(where: \.isWhitespace), email.utf8.count <= 254 else {
-            throw GatewayError.invalidSignUp(parameter: "email", message: "email must be an address such as student@example.com.")
-        }
-        for (name, value) in [("firstName", firstName), ("lastName", lastName)] where value.count > Self.maximumNameLength {
-            throw GatewayError.invalidSignUp(parameter: name, message: "\(name) must be at most \(Self.maximumNameLength) characters.")
+        let email = EmailAddress((body["email"] as? String) ?? "")
+        if let problem = email.problem { throw GatewayError.invalidSignUp(parameter: "email", message: problem) }
+        let password = try Self.password(body["password"])
+        let firstName = try Self.name("firstName", body["firstName"])
+        let lastName = try Self.name("lastName", body["lastName"])
+        // Counted once the request is one that would cost a password hash (a taken address too, so the
+        // answer cannot be used to test addresses without limit).
+        if let address = context.clientAddress, let seconds = try await throttle.admitSignUp(address: address) {
+            throw GatewayError.tooManySignUps(retryAfter: seconds)
         }
         let account: Account
         do {
@@ -53,5 +45,30 @@ struct AccountsController: Sendable {
         SessionController.writeAccount(account, to: &json)
         json.endObject()
         return Response.json(json.bytes, status: .created)
+    }
+
+    static func password(_ value: Any?) throws(GatewayError) -> String {
+        guard let password = value as? String, password.count >= minimumPasswordLength, !password.contains("\u{0}") else {
+            throw .invalidSignUp(parameter: "password", message: "password must be at least \(minimumPasswordLength) characters.")
+        }
+        // bcrypt would silently ignore the rest, so a longer password would not be what protects the account.
+        let limit = LocalIdentityProvider.maximumPasswordBytes
+        guard password.utf8.count <= limit else {
+            throw .invalidSignUp(parameter: "password", message: "password must be at most \(limit) bytes (UTF-8); only that many would count.")
+        }
+        return password
+    }
+
+    static func name(_ parameter: String, _ value: Any?) throws(GatewayError) -> String {
+        guard let name = (value as? String)?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else {
+            throw .invalidSignUp(parameter: parameter, message: "\(parameter) is required.")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .invalidSignUp(parameter: parameter, message: "\(parameter) must not contain control characters.")
+        }
+        guard name.count <= maximumNameLength, name.utf8.count <= maximumNameBytes else {
+            throw .invalidSignUp(parameter: parameter, message: "\(parameter) must be at most \(maximumNameLength) characters.")
+        }
+        return name
     }
 }

@@ -66,7 +66,7 @@ struct SessionController: Sendable {
     }
 
     /// `{"udacity": {"username": …, "password": …}}`; `facebook_mobile` is recognised and refused.
-    static func credentials(_ body: [String: Any]) throws(GatewayError) -> (String, String) {
+    static func credentials(_ body: [String: Any]) throws(GatewayError) -> (EmailAddress, String) {
         let kinds = ["udacity", "facebook_mobile"].filter { body[$0] != nil }
         guard kinds.count == 1 else { throw .notExactlyOneCredential }
         if kinds == ["facebook_mobile"] { throw .unsupportedCredential("Facebook") }
@@ -75,7 +75,12 @@ struct SessionController: Sendable {
         guard let password = udacity["password"] as? String, !password.isEmpty else { throw .missingParameter("udacity.password") }
         // PostgreSQL text cannot hold NUL, and no account has it in its name or password.
         guard !username.contains("\u{0}"), !password.contains("\u{0}") else { throw .invalidCredentials }
-        return (username.trimmingCharacters(in: .whitespaces), password)
+        let email = EmailAddress(username)
+        // No address is longer, and nothing longer is worth a lookup or a row in the throttle's table.
+        guard email.text.utf8.count <= EmailAddress.maximumBytes else {
+            throw .tooLong(parameter: "udacity.username", limit: EmailAddress.maximumBytes)
+        }
+        return (email, password)
     }
 }
 

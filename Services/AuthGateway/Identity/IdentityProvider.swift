@@ -1,7 +1,7 @@
 /// Who vouches for a username and password. `IDENTITY_PROVIDER` picks one at start-up.
 protocol IdentityProvider: Sendable {
     /// The account these credentials belong to.
-    func authenticate(username: String, password: String) async throws(LoginError) -> Account
+    func authenticate(username: EmailAddress, password: String) async throws(LoginError) -> Account
     /// Whether accounts can be created here (`POST /v1/accounts`).
     var allowsSignUp: Bool { get }
 }

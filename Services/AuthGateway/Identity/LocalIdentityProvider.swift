@@ -7,23 +7,34 @@ struct LocalIdentityProvider: IdentityProvider {
     let accounts: AccountStore
     let cost: UInt8
     let logger: Logger
+    /// A hash of nothing in particular, verified when the email is unknown so both answers take as long:
+    /// made at the cost real passwords are hashed at, once, since making one costs as much as a login.
+    private let decoy: String
+
+    /// bcrypt reads only the first 72 bytes of a password: any longer one would be cut short silently,
+    /// and every password sharing those 72 bytes would log in.
+    static let maximumPasswordBytes = 72
+
+    init(accounts: AccountStore, cost: UInt8, logger: Logger) {
+        self.accounts = accounts
+        self.cost = cost
+        self.logger = logger
+        decoy = Bcrypt.hash("decoy password", cost: cost)
+    }
 
     var allowsSignUp: Bool { true }
 
-    /// A hash of nothing in particular, verified when the email is unknown so both answers take as long.
-    private static let decoy = Bcrypt.hash("decoy password", cost: 10)
-
-    func authenticate(username: String, password: String) async throws(LoginError) -> Account {
+    func authenticate(username: EmailAddress, password: String) async throws(LoginError) -> Account {
         let found: (account: Account, passwordHash: String)?
         do {
-            found = try await accounts.local(email: username)
+            found = try await accounts.local(emailKey: username.key)
         } catch {
             logger.error("account lookup failed", metadata: ["error": "\(String(reflecting: error))"])
             throw .internalFailure
         }
-        let hash = found?.passwordHash ?? Self.decoy
-        let matches = (try? await Self.verify(password, hash: hash)) ?? false
-        guard matches, let account = found?.account else { throw .invalidCredentials }
+        // Verified even when the password is too long to be anyone's, so that answer takes as long too.
+        let matches = (try? await Self.verify(password, hash: found?.passwordHash ?? decoy)) ?? false
+        guard matches, password.utf8.count <= Self.maximumPasswordBytes, let account = found?.account else { throw .invalidCredentials }
         return account
     }
 

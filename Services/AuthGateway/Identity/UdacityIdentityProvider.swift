@@ -15,8 +15,8 @@ struct UdacityIdentityProvider: IdentityProvider {
 
     var allowsSignUp: Bool { false }
 
-    func authenticate(username: String, password: String) async throws(LoginError) -> Account {
-        let body = try? JSONSerialization.data(withJSONObject: ["udacity": ["username": username, "password": password]])
+    func authenticate(username: EmailAddress, password: String) async throws(LoginError) -> Account {
+        let body = try? JSONSerialization.data(withJSONObject: ["udacity": ["username": username.text, "password": password]])
         let (status, session) = try await call("POST", "/session", body: body)
         switch status {
         case 200: break
@@ -31,7 +31,7 @@ struct UdacityIdentityProvider: IdentityProvider {
         guard userStatus == 200 else { throw .upstreamFailed(status: userStatus) }
         // v1 answers the user unwrapped; older versions wrap it in "user".
         let user = (profile["user"] as? [String: Any]) ?? profile
-        let account = Account(key: key, provider: "udacity", email: username,
+        let account = Account(key: key, provider: "udacity", email: username.text,
                               firstName: (user["first_name"] as? String) ?? "",
                               lastName: (user["last_name"] as? String) ?? "")
         do {

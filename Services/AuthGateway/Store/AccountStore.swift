@@ -10,12 +10,12 @@ struct AccountStore: Sendable {
 
     static let columns = "key, provider, email, first_name, last_name"
 
-    func createLocal(email: String, passwordHash: String, firstName: String, lastName: String) async throws -> Account {
-        let account = Account(key: Account.newKey(), provider: "local", email: email, firstName: firstName, lastName: lastName)
+    func createLocal(email: EmailAddress, passwordHash: String, firstName: String, lastName: String) async throws -> Account {
+        let account = Account(key: Account.newKey(), provider: "local", email: email.text, firstName: firstName, lastName: lastName)
         do {
             _ = try await database.query("""
-                INSERT INTO auth.accounts (key, provider, email, password_hash, first_name, last_name)
-                VALUES (\(account.key), 'local', \(email), \(passwordHash), \(firstName), \(lastName))
+                INSERT INTO auth.accounts (key, provider, email, email_key, password_hash, first_name, last_name)
+                VALUES (\(account.key), 'local', \(email.text), \(email.key), \(passwordHash), \(firstName), \(lastName))
                 """)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             throw StoreError.emailTaken
@@ -23,11 +23,11 @@ struct AccountStore: Sendable {
         return account
     }
 
-    /// A local account by email (case-insensitive) with its password hash.
-    func local(email: String) async throws -> (account: Account, passwordHash: String)? {
+    /// A local account by its address's key (`EmailAddress.key`), with its password hash.
+    func local(emailKey: String) async throws -> (account: Account, passwordHash: String)? {
         let rows = try await database.query("""
             SELECT \(unescaped: Self.columns), password_hash FROM auth.accounts
-            WHERE provider = 'local' AND lower(email) = lower(\(email))
+            WHERE provider = 'local' AND email_key = \(emailKey)
             """)
         guard let row = rows.first else { return nil }
         let (key, provider, email, first, last, hash) = try row.decode((String, String, String, String, String, String).self)

@@ -3,52 +3,78 @@ import PostgresNIO
 import ServiceKit
 
 /// Slows down password guessing: too many failures for one account, or from one client address, within
-/// the window and further attempts are refused, right or wrong, until enough failures age out.
+/// the window and further attempts are refused, right or wrong, until enough failures age out. Sign-ups
+/// are counted per client address the same way, since each costs a password hash and leaves an account.
+///
+/// An attempt is admitted and counted as a failure in one step (`auth.count_attempt`), before its
+/// password is checked; a right password takes it back. So guesses sent in parallel are counted in turn,
+/// and no more of them are checked than the limit allows.
 struct LoginThrottle: Sendable {
     struct Policy: Sendable {
         var window: Duration = .seconds(15 * 60)
         var failuresPerAccount = 5
         var failuresPerAddress = 20
+        var signUpWindow: Duration = .seconds(60 * 60)
+        var signUpsPerAddress = 10
     }
 
     let database: Database
     let policy: Policy
 
-    static func accountSubject(_ username: String) -> String { "account:" + username.lowercased() }
+    /// A login attempt admitted and, until it is known to be right, counted as a failure.
+    struct Attempt: Sendable {
+        let id: UUID
+        let subjects: [String]
+    }
+
+    enum Admission: Sendable {
+        case admitted(Attempt)
+        case throttled(retryAfter: Int)
+    }
+
+    static func accountSubject(_ email: EmailAddress) -> String { "account:" + email.key }
     static func addressSubject(_ address: String) -> String { "address:" + address }
+    static func signUpSubject(_ address: String) -> String { "signup:" + address }
 
-    /// Seconds until a login may be tried again, or nil when it may be tried now.
-    func retryAfter(username: String, address: String?) async throws -> Int? {
-        var limits = [(Self.accountSubject(username), policy.failuresPerAccount)]
+    /// Admits a login for this account from this address and counts it as a failure, or says how many
+    /// seconds to wait.
+    func admitLogin(account: EmailAddress, address: String?) async throws -> Admission {
+        var limits = [(Self.accountSubject(account), policy.failuresPerAccount)]
         if let address { limits.append((Self.addressSubject(address), policy.failuresPerAddress)) }
-        var wait = 0
-        let window = Int(policy.window.components.seconds)
-        for (subject, limit) in limits {
-            // Blocked while `limit` failures lie inside the window: until the limit-th newest ages out.
-            let rows = try await database.query("""
-                SELECT ceil(extract(epoch FROM failed_at + make_interval(secs => \(window)) - now()))::int
-                FROM auth.login_failures
-                WHERE subject = \(subject) AND failed_at > now() - make_interval(secs => \(window))
-                ORDER BY failed_at DESC
-                OFFSET \(limit - 1) LIMIT 1
-                """)
-            if let seconds = try rows.first?.decode(Int.self) { wait = max(wait, seconds, 1) }
+        let attempt = Attempt(id: UUID(), subjects: limits.map(\.0))
+        if let seconds = try await count(attempt, limits: limits.map(\.1), window: policy.window) {
+            return .throttled(retryAfter: seconds)
         }
-        return wait > 0 ? wait : nil
+        return .admitted(attempt)
     }
 
-    func recordFailure(username: String, address: String?) async throws {
-        var subjects = [Self.accountSubject(username)]
-        if let address { subjects.append(Self.addressSubject(address)) }
+    /// Seconds until this address may sign up again, or nil when this sign-up is admitted (and counted).
+    func admitSignUp(address: String) async throws -> Int? {
+        try await count(Attempt(id: UUID(), subjects: [Self.signUpSubject(address)]),
+                        limits: [policy.signUpsPerAddress], window: policy.signUpWindow)
+    }
+
+    /// The password was right: the attempt was no failure, and the account's earlier typos are forgiven
+    /// (the address keeps its record).
+    func succeeded(_ attempt: Attempt, account: EmailAddress) async throws {
         _ = try await database.query("""
-            INSERT INTO auth.login_failures (subject) SELECT unnest(\(subjects)::text[])
+            DELETE FROM auth.login_failures
+            WHERE subject = ANY (\(attempt.subjects)::text[])
+              AND (attempt = \(attempt.id) OR subject = \(Self.accountSubject(account)))
             """)
     }
 
-    /// A successful login forgives the account's earlier typos (the address keeps its record).
-    func recordSuccess(username: String) async throws {
+    /// The password could not be checked (the identity provider failed): the attempt is no failure either.
+    func withdraw(_ attempt: Attempt) async throws {
         _ = try await database.query("""
-            DELETE FROM auth.login_failures WHERE subject = \(Self.accountSubject(username))
+            DELETE FROM auth.login_failures WHERE subject = ANY (\(attempt.subjects)::text[]) AND attempt = \(attempt.id)
             """)
+    }
+
+    private func count(_ attempt: Attempt, limits: [Int], window: Duration) async throws -> Int? {
+        let rows = try await database.query("""
+            SELECT auth.count_attempt(\(attempt.subjects)::text[], \(limits)::bigint[], \(window.components.seconds), \(attempt.id))
+            """)
+        return try rows.first?.decode(Int?.self)
     }
 }
