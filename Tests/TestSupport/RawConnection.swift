@@ -19,7 +19,11 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     public func send(_ text: some StringProtocol) throws {
-        let bytes = Array(text.utf8)
+        try send(bytes: Array(text.utf8))
+    }
+
+    /// Any bytes, valid UTF-8 or not.
+    public func send(bytes: [UInt8]) throws {
         guard bytes.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
             throw HarnessError("send failed: \(errno)")
         }
