@@ -243,4 +243,32 @@ import TestSupport
             #expect(idleClosed.allSatisfy { $0 }, "idle connections still open after \(ContinuousClock.now - started)")
         }
     }
+
+    @Test func overlongPathSegmentsQueryValuesAndHeadersAreRefusedNeverA500() async throws {
+        try await Self.withOwnerAndIntruder { client, _, intruder, _ in
+            let long = String(repeating: "a", count: 6_000)
+            let attempts: [(HTTPRequest.Method, String, [HTTPField])] = [
+                (.get, "/v1/users/\(long)", []),
+                (.get, "/api/users/\(long)", []),
+                (.get, "/v1/geocode?q=\(long)", []),
+                (.get, "/v1/StudentLocation/\(long)", []),
+                (.get, "/v1/StudentLocation?where=\(long)", []),
+                (.get, "/v1/StudentLocation/events?lastEventId=\(long)", []),
+                (.post, "/v1/StudentLocation", [intruder.bearer, HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: long)]),
+            ]
+            for (method, path, headers) in attempts {
+                let reply: Reply
+                if path.hasSuffix("/events?lastEventId=\(long)") {
+                    // A stream that starts is fine too; read only its head.
+                    let connection = try RawConnection(port: client.port!)
+                    try connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+                    let head = try await blocking { try connection.receiveHead() }
+                    #expect(!head.hasPrefix("HTTP/1.1 5"), "\(head.prefix(60))")
+                    continue
+                }
+                reply = try await client.send(method, path, body: method == .post ? Self.pin : nil, headers: headers)
+                #expect((400..<500).contains(reply.status.code), "\(method) \(path.prefix(50)): \(reply.status) \(reply.body.prefix(120))")
+            }
+        }
+    }
 }

@@ -13,6 +13,8 @@ struct UsersController: Sendable {
 
     @Sendable func show(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let key = try context.parameters.require("key")
+        // Keys and session ids are well under 128 bytes: anything longer names nobody, and is not looked up.
+        guard key.utf8.count <= Self.maximumKeyLength else { throw GatewayError.userNotFound }
         let requester = try await SessionCookies.token(in: request).asyncMap { try await sessions.account(for: $0) } ?? nil
         let account: Account?
         if key == "me" {
@@ -26,6 +28,8 @@ struct UsersController: Sendable {
         guard let account else { throw GatewayError.userNotFound }
         return SessionWire.response(Self.document(account, showEmail: requester?.key == account.key))
     }
+
+    static let maximumKeyLength = 128
 
     /// Every field strict clients require, empty where we have nothing; the email only to its owner.
     static func document(_ account: Account, showEmail: Bool) -> [UInt8] {
