@@ -22,10 +22,10 @@ public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible {
     /// 62^10, how many ids there are.
     private static let idCount: UInt64 = (0..<10).reduce(1) { product, _ in product * 62 }
 
-    /// Ids are printable ASCII of modest length; anything else cannot name a pin.
+    /// Ten ASCII letters and digits, the only ids `random()` makes. Anything else cannot name a pin: not the
+    /// service's own routes beside the pins (`changes`), nor dot segments, slashes or percent-encoded bytes.
     public var isWellFormed: Bool {
-        !rawValue.isEmpty && rawValue.utf8.count <= 64
-            && rawValue.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 || $0 == 95 }
+        rawValue.utf8.count == 10 && rawValue.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) }
     }
 
     public var description: String { rawValue }

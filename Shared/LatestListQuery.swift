@@ -12,3 +12,23 @@ public enum LatestListQuery {
         }
     }
 }
+
+/// The query parameters the pin list understands (the contract's), each with the longest value it takes.
+/// The gateway forwards these and no others; the service refuses a longer value, so nothing a client puts
+/// in a query reaches storage unbounded.
+public enum ListQueryParameter: String, CaseIterable, Sendable {
+    case limit, skip, order, uniqueKey, `where`
+
+    /// In bytes. A `where` may test a whole link for equality, percent-encoded.
+    public var maximumLength: Int {
+        switch self {
+        case .limit, .skip: 32
+        case .order: 256
+        case .uniqueKey: 512
+        case .where: 8192
+        }
+    }
+
+    /// Why a longer value is refused.
+    public var tooLong: String { "\(rawValue) must be at most \(maximumLength) characters." }
+}

@@ -3,11 +3,19 @@ import OnTheMapShared
 import Prometheus
 
 extension Router {
-    /// `/healthz` (the process answers), `/readyz` (the service can do its work: `problems` returns
-    /// nothing) and `/metrics` (Prometheus text), the same on every service. They need no credentials:
-    /// orchestrators and scrapers call them.
+    /// `/healthz`, `/readyz` and `/metrics`, all without credentials: for a service whose port is public
+    /// anyway, such as the gateway.
     public func addOperationalRoutes(registry: PrometheusCollectorRegistry,
                                      problems: @escaping @Sendable () async -> [String]) {
+        addHealthRoutes(problems: problems)
+        addMetricsRoute(registry: registry)
+    }
+}
+
+extension RouterMethods {
+    /// `/healthz` (the process answers) and `/readyz` (the service can do its work: `problems` returns
+    /// nothing), the same on every service. They need no credentials: orchestrators call them.
+    public func addHealthRoutes(problems: @escaping @Sendable () async -> [String]) {
         get("healthz") { _, _ in Response.json(Array(#"{"status":"ok"}"#.utf8)) }
         get("readyz") { _, _ in
             let found = await problems()
@@ -21,6 +29,10 @@ extension Router {
             }
             return Response.json(Array(#"{"status":"ready"}"#.utf8))
         }
+    }
+
+    /// `/metrics` (Prometheus text), behind whatever middleware the group it is added to carries.
+    public func addMetricsRoute(registry: PrometheusCollectorRegistry) {
         get("metrics") { _, _ in
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)

@@ -20,7 +20,7 @@ import TestSupport
         try await withLiveService { client, _ in
             _ = try await client.post(as: TestActors.jarrod)
             _ = try await client.post(as: TestActors.amara)
-            let metrics = try await client.send(.get, "/metrics", token: false)
+            let metrics = try await client.send(.get, "/metrics")
             #expect(metrics.status == .ok)
             #expect(metrics.headers[.contentType]?.hasPrefix("text/plain") == true)
             #expect(metrics.body.contains("onthemap_events_appended_total 2"))

@@ -12,7 +12,7 @@ import TestSupport
     static func waitForListener(_ service: ServiceProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if try await service.get("/metrics", token: false).1.contains("onthemap_change_listener_connected 1") { return }
+            if try await service.get("/metrics").1.contains("onthemap_change_listener_connected 1") { return }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw HarnessError("change listener never connected:\n\(service.output)")

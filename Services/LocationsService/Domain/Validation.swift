@@ -41,8 +41,12 @@ enum Validation {
         return value
     }
 
-    /// An absolute http(s) URL. A bare domain (`udacity.com/path`) gets `https://` in front; any other
-    /// scheme (`javascript:`, `data:`, `ftp:`) is refused, so nothing but a web link is ever stored.
+    /// An absolute http(s) URL that goes where it reads. A bare domain (`udacity.com/path`) gets `https://`
+    /// in front; any other scheme (`javascript:`, `data:`, `ftp:`) is refused, so nothing but a web link is
+    /// ever stored. Parsers disagree on credentials (`https://example.com@evil.example/` leads to
+    /// evil.example), on backslashes (browsers read `\` as `/`, others as part of the host) and on what
+    /// whitespace and control characters end, so a link holding any of them is refused rather than read
+    /// one way here and another way in a browser.
     static func mediaURL(_ text: String) throws(LocationError) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw .invalid("mediaURL must not be empty.") }
@@ -50,12 +54,27 @@ enum Validation {
         guard candidate.utf8.count <= maximumURLLength else {
             throw .invalid("mediaURL must be at most \(maximumURLLength) characters.")
         }
-        guard !candidate.unicodeScalars.contains(where: { CharacterSet.whitespacesAndNewlines.contains($0) || $0.value < 0x20 }),
+        guard !candidate.unicodeScalars.contains(where: isAmbiguous),
               let components = URLComponents(string: candidate),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, isPlausibleHost(host)
         else { throw .invalid("mediaURL must be a web link such as https://example.com.") }
+        guard !authority(of: candidate).contains("@") else {
+            throw .invalid("mediaURL must not hold a user name or password.")
+        }
         return candidate
+    }
+
+    /// Characters a link must not hold: whitespace, control characters (C0, DEL and C1) and backslashes.
+    private static func isAmbiguous(_ scalar: Unicode.Scalar) -> Bool {
+        CharacterSet.whitespacesAndNewlines.contains(scalar) || scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\"
+    }
+
+    /// What follows `scheme://` up to the path, query or fragment, as written: where a user name would sit,
+    /// whatever `URLComponents` made of it.
+    private static func authority(of link: String) -> Substring {
+        guard let start = link.range(of: "://")?.upperBound else { return "" }
+        return link[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
     /// `scheme:` at the start, as RFC 3986 spells it, and not `host:port`.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import OnTheMapShared
 
 /// Reads the list query clients send: `limit`, `skip`, `order`, `uniqueKey` and Parse's `where`.
 ///
@@ -8,6 +9,11 @@ import HummingbirdCore
 /// that asks for something we cannot do (a malformed number, an unsupported `where`) is a 400.
 enum ListQueryParser {
     static func parse(_ parameters: FlatDictionary<Substring, Substring>) throws(LocationError) -> PinQuery {
+        for parameter in ListQueryParameter.allCases {
+            if let value = parameters[Substring(parameter.rawValue)], value.utf8.count > parameter.maximumLength {
+                throw .invalidQuery(parameter.tooLong)
+            }
+        }
         var query = PinQuery()
         if let text = parameters["limit"] {
             guard let limit = Int(text.trimmingCharacters(in: .whitespaces)), limit >= 0 else {
