@@ -25,6 +25,8 @@ enum GatewayError: Error, Equatable {
     case crossOrigin
     case locationsUnavailable
     case bodyTooLarge(limit: Int)
+    case pinNotFound
+    case invalidQuery(String)
     case geocodeQueryMissing
     case noGeocodeMatch(String)
     case geocoderUnavailable
@@ -33,12 +35,12 @@ enum GatewayError: Error, Equatable {
 
     var status: HTTPResponse.Status {
         switch self {
-        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing: .badRequest
+        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing, .invalidQuery: .badRequest
         case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
         case .throttled, .tooManySignUps, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
-        case .userNotFound, .noGeocodeMatch: .notFound
+        case .userNotFound, .noGeocodeMatch, .pinNotFound: .notFound
         case .emailTaken: .conflict
         case .notLoggedIn: .unauthorized
         case .locationsUnavailable: .serviceUnavailable
@@ -69,6 +71,8 @@ enum GatewayError: Error, Equatable {
         case .crossOrigin: "Writes from another site's pages are not allowed."
         case .locationsUnavailable: "The locations service is unavailable; try again shortly."
         case .bodyTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
+        case .pinNotFound: "Object not found."
+        case .invalidQuery(let message): message
         case .geocodeQueryMissing: "Add the place to look up as ?q=, for example ?q=Mountain%20View,%20CA."
         case .noGeocodeMatch(let query): "No place matches \"\(query)\"."
         case .geocoderUnavailable: "The geocoder could not be reached; try again shortly."
@@ -94,6 +98,8 @@ enum GatewayError: Error, Equatable {
         case .locationsUnavailable: .connectionFailed
         case .bodyTooLarge: .validationFailed
         case .malformedBody: .invalidJSON
+        case .pinNotFound: .objectNotFound
+        case .invalidQuery: .invalidQuery
         case .tooManyStreams: .requestLimitExceeded
         default: .internalServerError
         }

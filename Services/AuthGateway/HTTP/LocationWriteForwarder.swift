@@ -24,9 +24,8 @@ struct LocationWriteForwarder: Sendable {
         let objectId: String?
         /// Old Parse clients test for exactly 201 on a created pin; v1 clients for exactly 200.
         let legacyParse: Bool
-        /// The client's headers, `Host` among them.
+        /// The client's headers, `Host` among them. No query: the writes take none, so none is forwarded.
         let headers: HTTPHeaders
-        let query: String?
         /// nil when it was longer than `maximumBodySize`: refused, once the writer is known to be allowed.
         let body: ByteBuffer?
         let requestID: String
@@ -36,15 +35,15 @@ struct LocationWriteForwarder: Sendable {
     func handling(_ request: PreparedRequest) -> PreparedHandling? {
         guard let (legacyParse, objectId) = Self.route(request.method, request.path) else { return nil }
         let requestID = RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()
-        let (method, headers, query) = (request.method, request.headers, request.query.map(String.init))
+        let (method, headers) = (request.method, request.headers)
         return .deferred(PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop in
-            forward(Write(method: method, objectId: objectId, legacyParse: legacyParse, headers: headers, query: query,
+            forward(Write(method: method, objectId: objectId, legacyParse: legacyParse, headers: headers,
                           body: body, requestID: requestID), on: eventLoop)
         })
     }
 
     /// Which writes the door before the router takes, as (whether the path is a legacy Parse one, the pin's id
-    /// for a PUT or DELETE).
+    /// for a PUT or DELETE, as sent: `forward` checks it, as it does for the router's door).
     static func route(_ method: HTTPMethod, _ path: Substring) -> (Bool, String?)? {
         for (mount, legacy) in LocationsProxyController.mounts {
             guard path.hasPrefix(mount) else { continue }
@@ -69,13 +68,18 @@ struct LocationWriteForwarder: Sendable {
         guard let token = SessionCookies.token(in: write.headers) else {
             return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID))
         }
-        let path = LocationsClient.locationPath(write.objectId.map { $0.removingPercentEncoding ?? $0 })
         return account(for: token, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
             guard let account else { return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID)) }
+            let path: String
+            do throws(GatewayError) {
+                path = try LocationsClient.locationPath(write.objectId)
+            } catch {
+                return eventLoop.makeSucceededFuture(refusal(error, requestID: write.requestID))
+            }
             guard let body = write.body else {
                 return eventLoop.makeSucceededFuture(refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
             }
-            return locations.forward(method: write.method, path: path, query: write.query, headers: write.headers, body: body,
+            return locations.forward(method: write.method, path: path, query: nil, headers: write.headers, body: body,
                                      actor: account.actor, requestID: write.requestID, on: eventLoop)
                 .map { answer in
                     if (200..<300).contains(answer.status) { latest.invalidate() }

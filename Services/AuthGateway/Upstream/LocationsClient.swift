@@ -17,15 +17,23 @@ struct LocationsClient: Sendable {
     /// Headers passed through from the client to the service, unchanged.
     static let forwardedHeaders = ["Content-Type", "If-Match", "If-None-Match", InternalHeaders.idempotencyKey, "User-Agent"]
 
-    /// The service's path for the pin list, or for one pin (its id percent-encoded whatever the client sent).
-    static func locationPath(_ objectId: String?) -> String {
-        "/v1/StudentLocation" + (objectId.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
+    /// The service's path for the pin list, or for one pin, as a client named it in its path. Only a
+    /// well-formed id names a pin; anything else, the service's own routes beside the pins among them
+    /// (`changes`), is an unknown pin, answered without asking the service. Both doors of the gateway's pin
+    /// routes call this.
+    static func locationPath(_ objectId: String?) throws(GatewayError) -> String {
+        guard let objectId else { return listPath }
+        let id = ObjectID(objectId)
+        guard id.isWellFormed else { throw .pinNotFound }
+        return listPath + "/" + id.rawValue
     }
+
+    private static let listPath = "/v1/StudentLocation"
 
     /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
     /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
     func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
-        let answer = try await send(method: .GET, path: "/v1/StudentLocation/changes",
+        let answer = try await send(method: .GET, path: Self.listPath + "/changes",
                                     query: "after=\(cursor)&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
                                     requestID: requestID, timeout: timeout + .seconds(Int64(wait)))
         guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)) else {
@@ -51,7 +59,7 @@ struct LocationsClient: Sendable {
                  actor: Actor?, requestID: String, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?) -> EventLoopFuture<Answer> {
         var outgoing = HTTPHeaders()
         for name in Self.forwardedHeaders {
-            for value in headers[name] { outgoing.add(name: name, value: value) }
+            for value in headers[name] where Self.isSafeFieldValue(value) { outgoing.add(name: name, value: value) }
         }
         outgoing.add(name: "Authorization", value: "Bearer \(internalToken)")
         outgoing.add(name: InternalHeaders.requestID, value: requestID)
@@ -62,5 +70,12 @@ struct LocationsClient: Sendable {
                 logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
                 throw GatewayError.locationsUnavailable
             }
+    }
+
+    /// A value that stays one header field when written out again: no CR, LF, NUL or other control
+    /// character (a horizontal tab aside). Whatever a client's request carried, it cannot add a header of
+    /// its own to the request the service trusts.
+    static func isSafeFieldValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
     }
 }
