@@ -59,6 +59,20 @@ final class InternalHTTPClient: Sendable {
     private let maximumWaiting: Int
     private let pools = Mutex<[ObjectIdentifier: LoopPool]>([:])
 
+    /// What each event loop's pool needs to know of the client.
+    fileprivate struct Settings: Sendable {
+        let endpoint: Endpoint
+        let connectTimeout: TimeAmount
+        let maximumAnswer: Int
+        let maximumConnections: Int
+        let maximumWaiting: Int
+    }
+
+    private var settings: Settings {
+        Settings(endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
+                 maximumConnections: maximumConnections, maximumWaiting: maximumWaiting)
+    }
+
     init(endpoint: Endpoint, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
          connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096) {
         self.endpoint = endpoint
@@ -95,7 +109,7 @@ final class InternalHTTPClient: Sendable {
     private func pool(for loop: any EventLoop) -> LoopPool {
         pools.withLock { pools in
             if let pool = pools[ObjectIdentifier(loop)] { return pool }
-            let pool = LoopPool(loop: loop, client: self)
+            let pool = LoopPool(loop: loop, settings: settings)
             pools[ObjectIdentifier(loop)] = pool
             return pool
         }
@@ -111,15 +125,16 @@ final class InternalHTTPClient: Sendable {
     /// The connections of one event loop, and the requests waiting for one. Touched only on that loop.
     fileprivate final class LoopPool: @unchecked Sendable {
         let loop: any EventLoop
-        unowned let client: InternalHTTPClient
+        /// A copy, not the client itself: connections may still close after the client is gone.
+        let client: Settings
         private var idle: [ExchangeHandler] = []
         private var waiting = CircularBuffer<Exchange>()
         /// Connections opened or being opened, and not yet closed.
         private(set) var open = 0
 
-        init(loop: any EventLoop, client: InternalHTTPClient) {
+        init(loop: any EventLoop, settings: Settings) {
             self.loop = loop
-            self.client = client
+            self.client = settings
         }
 
         func send(_ exchange: Exchange) {
