@@ -89,6 +89,16 @@ let package = Package(
             path: "Services/AuthGateway",
             resources: [.copy("Resources")]
         ),
+        // Fuzzes the parsers that read what clients send; see scripts/fuzz.sh.
+        .executableTarget(
+            name: "ParserFuzzer",
+            dependencies: [
+                "OnTheMapShared",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Fuzz",
+            exclude: ["corpus"]
+        ),
         .target(
             name: "TestSupport",
             dependencies: [

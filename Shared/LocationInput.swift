@@ -57,7 +57,9 @@ public struct LocationInput: Hashable, Sendable {
         func number(_ field: String) throws(ReadError) -> Double? {
             guard let raw = object[field], !(raw is NSNull) else { return nil }
             guard let number = raw as? NSNumber, !number.isBoolean else { throw .wrongType(field: field, expected: "a number") }
-            return number.doubleValue
+            // A number with many digits arrives as an NSDecimalNumber whose `doubleValue` can be a unit in the
+            // last place off (-122.0838511111111 became -122.08385111111109); its text reads back exactly.
+            return Double(number.stringValue) ?? number.doubleValue
         }
         return LocationInput(
             uniqueKey: try string("uniqueKey"),

@@ -9,6 +9,7 @@
 #   5. gateway read  GET latest-100 through the gateway (wrk) vs nginx serving the same bytes (figure of 1)
 #   6. gateway POST  POST one pin with a session (wrk)    vs the service's own POST figure (3)
 #   7. memory        the gateway's VmRSS: idle, and at peak and end of loads 5 and 6
+# and last, not a limit but a pass: every parser of client input fuzzed a million runs (bench/fuzz.sh).
 # The throughputs (1, 3, 5, 6) are measured in several rounds, each next to its limit (see "rounds" below).
 # Rewrites BENCHMARKS.md at the project root; raw outputs and logs go to bench/results/ (not versioned).
 #
@@ -711,4 +712,6 @@ record load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 bench/report.py "$results" BENCHMARKS.md
 log "wrote BENCHMARKS.md"
+log "fuzzing the parsers of client input, a million runs each"
+bench/fuzz.sh >"$results_dir/fuzz.log" 2>&1 || { tail -n 20 "$results_dir/fuzz.log"; fail "fuzzing failed"; }
 sed -n '/^| Benchmark/,/^$/p' BENCHMARKS.md

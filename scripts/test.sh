@@ -35,4 +35,6 @@ else
     timed='ProcessTests|SlowClientTests|slowAndIdleClientsAreCutOff'
     swift test --skip-build --skip "$timed"
     swift test --skip-build --filter "$timed"
+    # A short coverage-guided pass over the parsers of client input (bench/fuzz.sh runs a million each).
+    scripts/fuzz.sh 20000
 fi

@@ -6,35 +6,19 @@ import OnTheMapShared
 /// Where a request's session comes from (the HttpOnly cookie set at login, or `Authorization: Bearer`),
 /// and the cookies a login sets.
 enum SessionCookies {
-    static let session = "onthemap_session"
+    static let session = SessionCredentials.cookieName
     static let xsrf = "XSRF-TOKEN"
 
     static func token(in request: Request) -> SessionToken? {
-        token(authorization: request.headers[.authorization], cookie: request.cookies[session]?.value)
+        SessionCredentials.sessionID(authorization: request.headers[.authorization], cookie: request.cookies[session]?.value)
+            .map(SessionToken.init)
     }
 
     /// The same, from the headers as NIO's parser hands them over.
     static func token(in headers: HTTPHeaders) -> SessionToken? {
-        token(authorization: headers.first(name: "Authorization"), cookie: Cookies(from: headers["Cookie"])[session]?.value)
-    }
-
-    private static func token(authorization: String?, cookie: String?) -> SessionToken? {
-        if let authorization, let value = bearerCredentials(authorization) { return SessionToken(value) }
-        if let cookie, !cookie.isEmpty { return SessionToken(cookie) }
-        return nil
-    }
-
-    /// What follows `Bearer ` (the scheme in any case), without surrounding spaces and tabs; nil when the
-    /// header names another scheme or carries nothing.
-    static func bearerCredentials(_ header: String) -> String? {
-        let scheme = "bearer ".utf8
-        let bytes = header.utf8
-        // ASCII letters compare case-insensitively with the 0x20 bit set; the space stays a space.
-        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
-        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard let first = bytes.dropFirst(scheme.count).firstIndex(where: { !isBlank($0) }),
-              let last = bytes.lastIndex(where: { !isBlank($0) }) else { return nil }
-        return String(Substring(bytes[first...last]))
+        SessionCredentials.sessionID(authorization: headers.first(name: "Authorization"),
+                                     cookie: Cookies(from: headers["Cookie"])[session]?.value)
+            .map(SessionToken.init)
     }
 
     /// `XSRF-TOKEN` readable by scripts (some clients force-unwrap it), and the session itself HttpOnly.

@@ -44,7 +44,14 @@ enum ListQueryParser {
         }
         // An empty `where` filters nothing, as Parse took it.
         if let text = parameters["where"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
-            for (key, value) in try whereFilters(String(text)) {
+            let filters: [WhereFilter.Field: String]
+            do {
+                filters = try WhereFilter.parse(String(text))
+            } catch {
+                throw .invalidQuery(error.message)
+            }
+            for (field, value) in filters {
+                let key = PinQuery.Key(field)
                 if let existing = query.filters[key], existing != value {
                     // Two different required values: nothing can match.
                     query.limit = 0
@@ -54,27 +61,17 @@ enum ListQueryParser {
         }
         return query
     }
+}
 
-    /// `where={"uniqueKey":"1234"}`: equality on text fields only, as the old Parse clients use it.
-    private static func whereFilters(_ text: String) throws(LocationError) -> [PinQuery.Key: String] {
-        // Some clients encode spaces in the JSON as `+`, form style.
-        let candidates = [text, text.replacingOccurrences(of: "+", with: " ")]
-        guard let object = candidates.lazy.compactMap({ candidate in
-            (try? JSONSerialization.jsonObject(with: Data(candidate.utf8))) as? [String: Any]
-        }).first else {
-            throw .invalidQuery("where must be a JSON object such as {\"uniqueKey\":\"1234\"}.")
+private extension PinQuery.Key {
+    init(_ field: WhereFilter.Field) {
+        switch field {
+        case .objectId: self = .objectId
+        case .uniqueKey: self = .uniqueKey
+        case .firstName: self = .firstName
+        case .lastName: self = .lastName
+        case .mapString: self = .mapString
+        case .mediaURL: self = .mediaURL
         }
-        var filters: [PinQuery.Key: String] = [:]
-        for (name, value) in object {
-            guard let key = PinQuery.Key(rawValue: name), key.isFilterable else {
-                throw .invalidQuery("where cannot filter on \(name); use uniqueKey, objectId, firstName, lastName, mapString or mediaURL.")
-            }
-            guard let text = value as? String else {
-                throw .invalidQuery("where supports only equality with a string, as in {\"\(name)\":\"value\"}.")
-            }
-            guard !text.contains("\u{0}") else { throw .invalidQuery("where values must not contain NUL characters.") }
-            filters[key] = text
-        }
-        return filters
     }
 }
