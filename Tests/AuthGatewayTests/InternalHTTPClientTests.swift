@@ -140,6 +140,19 @@ import Testing
         #expect(server.connections == 3)
     }
 
+    @Test func aConnectionIdleForLongIsClosedBeforeTheServiceClosesItAndNotUsed() async throws {
+        let server = try await ScriptedServer.start { _ in .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}") }
+        let client = InternalHTTPClient(endpoint: server.endpoint, idleLifetime: .milliseconds(300))
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        for pause in [0, 50, 600, 50] {
+            try await Task.sleep(for: .milliseconds(pause))
+            let answer = try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2), on: loop).get()
+            #expect(String(buffer: answer.body) == "{}")
+        }
+        // Reused after 50 ms, replaced after 600 ms, reused again.
+        #expect(server.connections == 2)
+    }
+
     @Test func onlyPlainHTTPAddressesAreEndpoints() {
         #expect(InternalHTTPClient.Endpoint(url: "http://locations:8081") == InternalHTTPClient.Endpoint(url: "http://locations:8081/"))
         #expect(InternalHTTPClient.Endpoint(url: "http://locations")?.port == 80)

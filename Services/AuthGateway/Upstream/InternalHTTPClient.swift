@@ -57,6 +57,9 @@ final class InternalHTTPClient: Sendable {
     private let maximumConnections: Int
     /// Requests waiting per event loop for a connection; past that a burst is refused at once.
     private let maximumWaiting: Int
+    /// How long a kept-alive connection may wait for its next request: well inside the service's idle
+    /// timeout (`ConnectionLimits.idleTimeout`, 60 s).
+    private let idleLifetime: TimeAmount
     private let pools = Mutex<[ObjectIdentifier: LoopPool]>([:])
 
     /// What each event loop's pool needs to know of the client.
@@ -66,21 +69,23 @@ final class InternalHTTPClient: Sendable {
         let maximumAnswer: Int
         let maximumConnections: Int
         let maximumWaiting: Int
+        let idleLifetime: TimeAmount
     }
 
     private var settings: Settings {
         Settings(endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
-                 maximumConnections: maximumConnections, maximumWaiting: maximumWaiting)
+                 maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime)
     }
 
     init(endpoint: Endpoint, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096) {
+         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096, idleLifetime: TimeAmount = .seconds(30)) {
         self.endpoint = endpoint
         self.group = group
         self.connectTimeout = connectTimeout
         self.maximumAnswer = maximumAnswer
         self.maximumConnections = maximumConnections
         self.maximumWaiting = maximumWaiting
+        self.idleLifetime = idleLifetime
     }
 
     /// Sends one request on `eventLoop` (any of the group's when nil) and reads the whole answer. It fails
@@ -98,6 +103,7 @@ final class InternalHTTPClient: Sendable {
         pool(for: loop).send(exchange)
         return exchange.promise.futureResult
     }
+
 
     /// Closes the idle connections; later requests open new ones.
     func closeIdleConnections() {
@@ -127,7 +133,8 @@ final class InternalHTTPClient: Sendable {
         let loop: any EventLoop
         /// A copy, not the client itself: connections may still close after the client is gone.
         let client: Settings
-        private var idle: [ExchangeHandler] = []
+        /// Kept-alive connections and when each fell idle, the most recent last.
+        private var idle: [(connection: ExchangeHandler, since: NIODeadline)] = []
         private var waiting = CircularBuffer<Exchange>()
         /// Connections opened or being opened, and not yet closed.
         private(set) var open = 0
@@ -139,11 +146,15 @@ final class InternalHTTPClient: Sendable {
 
         func send(_ exchange: Exchange) {
             loop.preconditionInEventLoop()
-            while let connection = idle.popLast() {
-                if connection.isUsable {
+            // The service closes a connection idle for 60 s; one idle for half that is closed here first, so
+            // a request is never sent on a connection the service is closing at that very moment.
+            let fresh = NIODeadline.now() - client.idleLifetime
+            while let (connection, since) = idle.popLast() {
+                if since > fresh, connection.isUsable {
                     connection.start(exchange)
                     return
                 }
+                connection.close()
             }
             if open < client.maximumConnections {
                 connect(for: exchange)
@@ -197,7 +208,7 @@ final class InternalHTTPClient: Sendable {
             if let next = nextWaiting() {
                 connection.start(next)
             } else {
-                idle.append(connection)
+                idle.append((connection, .now()))
             }
         }
 
@@ -210,7 +221,7 @@ final class InternalHTTPClient: Sendable {
         func closeIdle() {
             let connections = idle
             idle = []
-            connections.forEach { $0.close() }
+            connections.forEach { $0.connection.close() }
         }
     }
 
