@@ -81,8 +81,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         }
         guard index == bytes.count - 1, bytes[index] == UInt8(ascii: "Z") else { return nil }
         let days = Self.days(fromCivil: y, mo, d)
-        self.millisecondsSince1970 = ((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + millis
+        let milliseconds = ((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + millis
+        // A leap second at the end of 9999 lands in year 10000, which four digits cannot write back.
+        guard milliseconds < Self.yearTenThousand else { return nil }
+        self.millisecondsSince1970 = milliseconds
     }
+
+    private static let yearTenThousand = days(fromCivil: 10_000, 1, 1) * 86_400_000
 
     // Howard Hinnant's days_from_civil / civil_from_days, proleptic Gregorian calendar.
     static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {

@@ -102,6 +102,13 @@ import Testing
         #expect(Timestamp(iso8601: "yesterday") == nil)
     }
 
+    @Test func theLastLeapSecondFourDigitsCanWriteIsRefusedNotRolledIntoYearTenThousand() {
+        #expect(Timestamp(iso8601: "9999-12-31T23:59:60Z") == nil)
+        #expect(Timestamp(iso8601: "9999-12-31T23:59:59.999Z")?.iso8601 == "9999-12-31T23:59:59.999Z")
+        let leap = Timestamp(iso8601: "2016-12-31T23:59:60Z")
+        #expect(leap?.iso8601 == "2017-01-01T00:00:00.000Z")
+    }
+
     @Test func survivesARoundTripThroughDate() {
         for ms: Int64 in [1_425_949_490_315, 1_763_779_000_103, 1_999_999_999_999] {
             let timestamp = Timestamp(millisecondsSince1970: ms)

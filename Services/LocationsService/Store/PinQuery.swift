@@ -18,14 +18,6 @@ struct PinQuery: Hashable, Sendable {
             case .updatedAt: "updated_at"
             }
         }
-
-        /// Keys a `where` filter may test for equality (the text fields).
-        var isFilterable: Bool {
-            switch self {
-            case .objectId, .uniqueKey, .firstName, .lastName, .mapString, .mediaURL: true
-            case .latitude, .longitude, .createdAt, .updatedAt: false
-            }
-        }
     }
 
     struct Sort: Hashable, Sendable {
