@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "locations-service", targets: ["LocationsService"]),
         .executable(name: "auth-gateway", targets: ["AuthGateway"]),
         .library(name: "OnTheMapShared", targets: ["OnTheMapShared"]),
+        .library(name: "OnTheMapClient", targets: ["OnTheMapClient"]),
+        .executable(name: "onthemap", targets: ["OnTheMapCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -100,6 +102,26 @@ let package = Package(
             exclude: ["corpus"]
         ),
         .target(
+            name: "OnTheMapClient",
+            dependencies: [
+                "OnTheMapShared",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Clients/OnTheMapClient"
+        ),
+        .executableTarget(
+            name: "OnTheMapCLI",
+            dependencies: [
+                "OnTheMapClient",
+                "OnTheMapShared",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Clients/onthemap"
+        ),
+        .target(
             name: "TestSupport",
             dependencies: [
                 "ServiceKit",
@@ -155,6 +177,16 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "OnTheMapShared"],
             path: "Tests/EndToEndTests"
+        ),
+        .testTarget(
+            name: "OnTheMapClientTests",
+            dependencies: [
+                "OnTheMapClient",
+                "OnTheMapShared",
+                "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Tests/OnTheMapClientTests"
         ),
         .testTarget(
             name: "GeocodingTests",

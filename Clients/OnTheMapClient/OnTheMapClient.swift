@@ -1,0 +1,320 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import OnTheMapShared
+
+/// A typed client of the On The Map gateway's public API: every call answers a value or throws an
+/// `OnTheMapError` that says what a person must do next.
+///
+/// Reads are public; writes need `session` (from `logIn`), sent as `Authorization: Bearer <session id>`.
+public struct OnTheMapClient: Sendable {
+    /// The gateway's base URL, without a trailing slash: `http://127.0.0.1:8080`.
+    public let gateway: String
+    public var session: Session?
+    /// How long one call may take, connection included.
+    public var timeout: Duration
+    /// Called with each request and answer, for `--verbose`; passwords and session ids are redacted.
+    public var exchangeLog: (@Sendable (String) -> Void)?
+    let http: HTTPClient
+
+    /// - Parameter httpClient: defaults to one shared by every client in the process, which fails at once
+    ///   when nothing listens (rather than retrying until the timeout) and follows no redirects.
+    public init(gateway: String, session: Session? = nil, timeout: Duration = .seconds(10), httpClient: HTTPClient? = nil) {
+        var base = gateway
+        while base.hasSuffix("/") { base.removeLast() }
+        self.gateway = base
+        self.session = session
+        self.timeout = timeout
+        self.http = httpClient ?? Self.sharedHTTPClient
+    }
+
+    static let sharedHTTPClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(2), read: .seconds(45)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.httpVersion = .http1Only
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }()
+
+    // MARK: Session and account
+
+    /// `POST /v1/accounts`: a new local account. Answers its key.
+    @discardableResult
+    public func signUp(email: String, password: String, firstName: String, lastName: String) async throws(OnTheMapError) -> String {
+        let body = try Self.json(["email": email, "password": password, "firstName": firstName, "lastName": lastName])
+        let answer = try await send(.POST, "/v1/accounts", body: body, secrets: [password])
+        guard answer.status == 201 else { throw Self.sessionRouteError(answer) }
+        return try Self.decode(SessionWire.SignUpAnswer.self, SessionWire.stripped(answer.body), answer).account.key
+    }
+
+    /// `POST /v1/session`: logs in and answers the session (this value is not changed; keep the answer).
+    public func logIn(email: String, password: String) async throws(OnTheMapError) -> Session {
+        let body = try Self.json(["udacity": ["username": email, "password": password]])
+        let answer = try await send(.POST, "/v1/session", body: body, secrets: [password], redactAnswer: true)
+        if answer.status == 403 { throw .wrongCredentials }
+        guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
+        let login = try Self.decode(SessionWire.LoginAnswer.self, SessionWire.stripped(answer.body), answer)
+        return Session(id: login.session.id, accountKey: login.account.key, expiration: login.session.expiration)
+    }
+
+    /// `DELETE /v1/session`: ends the session on the server, at once, on every replica.
+    public func logOut() async throws(OnTheMapError) {
+        guard session != nil else { throw .notLoggedIn(message: "not logged in") }
+        let answer = try await send(.DELETE, "/v1/session", authorized: true, redactAnswer: true)
+        guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
+    }
+
+    /// `GET /v1/users/me`: who the session belongs to; `notLoggedIn` once it has ended.
+    public func me() async throws(OnTheMapError) -> UserProfile {
+        guard session != nil else { throw .notLoggedIn(message: "not logged in") }
+        let answer = try await send(.GET, "/v1/users/me", authorized: true)
+        if answer.status == 404 { throw .notLoggedIn(message: "your session has ended") }
+        guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
+        return try Self.profile(answer)
+    }
+
+    /// `GET /v1/users/{key}`: a student's public profile.
+    public func user(key: String) async throws(OnTheMapError) -> UserProfile {
+        let answer = try await send(.GET, "/v1/users/\(Self.pathSegment(key))", authorized: session != nil)
+        guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
+        return try Self.profile(answer)
+    }
+
+    // MARK: Pins
+
+    /// The list's query, as the contract spells it; nil leaves a parameter to the gateway's default.
+    public struct ListQuery: Sendable, Hashable {
+        public var limit: Int?
+        public var skip: Int?
+        /// Comma-separated keys, `-` for descending (`-updatedAt`).
+        public var order: String?
+        /// Parse's JSON filter: equality on text fields, as in `{"uniqueKey":"1234"}`.
+        public var `where`: String?
+        public var uniqueKey: String?
+
+        public init(limit: Int? = nil, skip: Int? = nil, order: String? = nil, where filter: String? = nil, uniqueKey: String? = nil) {
+            self.limit = limit
+            self.skip = skip
+            self.order = order
+            self.where = filter
+            self.uniqueKey = uniqueKey
+        }
+
+        var items: [(String, String)] {
+            var items: [(String, String)] = []
+            if let limit { items.append(("limit", String(limit))) }
+            if let skip { items.append(("skip", String(skip))) }
+            if let order { items.append(("order", order)) }
+            if let filter = `where` { items.append(("where", filter)) }
+            if let uniqueKey { items.append(("uniqueKey", uniqueKey)) }
+            return items
+        }
+    }
+
+    /// `GET /v1/StudentLocation`: pins, newest first unless `order` says otherwise.
+    public func list(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [StudentLocation] {
+        let answer = try await listAnswer(query)
+        return try Self.decode(StudentLocationList.self, answer.body[...], answer).results
+    }
+
+    /// The list exactly as the gateway sent it (`{"results":[…]}`), for programs that pass it on.
+    public func listJSON(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [UInt8] {
+        try await listAnswer(query).body
+    }
+
+    private func listAnswer(_ query: ListQuery) async throws(OnTheMapError) -> Answer {
+        let answer = try await send(.GET, "/v1/StudentLocation", query: query.items)
+        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        return answer
+    }
+
+    /// `GET /v1/StudentLocation/{objectId}`.
+    public func location(_ id: ObjectID) async throws(OnTheMapError) -> StudentLocation {
+        let answer = try await send(.GET, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))")
+        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        return try Self.decode(StudentLocation.self, answer.body[...], answer)
+    }
+
+    /// `POST /v1/StudentLocation`: a new pin under the session's name. `idempotencyKey` makes a retry safe.
+    public func post(_ pin: LocationInput, idempotencyKey: String? = nil) async throws(OnTheMapError) -> PostLocationAnswer {
+        var headers: [(String, String)] = []
+        if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
+        let answer = try await send(.POST, "/v1/StudentLocation", body: pin.jsonBytes, headers: headers, authorized: true)
+        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        return try Self.decode(PostLocationAnswer.self, answer.body[...], answer)
+    }
+
+    /// `PUT /v1/StudentLocation/{objectId}`: changes your own pin.
+    public func update(_ id: ObjectID, _ pin: LocationInput) async throws(OnTheMapError) -> PutLocationAnswer {
+        let answer = try await send(.PUT, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))", body: pin.jsonBytes, authorized: true)
+        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        return try Self.decode(PutLocationAnswer.self, answer.body[...], answer)
+    }
+
+    /// `DELETE /v1/StudentLocation/{objectId}`: removes your own pin.
+    public func delete(_ id: ObjectID) async throws(OnTheMapError) {
+        let answer = try await send(.DELETE, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))", authorized: true)
+        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+    }
+
+    // MARK: Geocoding
+
+    /// `GET /v1/geocode?q=`: places matching `place`, best first; `notFound` when none does.
+    public func geocode(_ place: String, limit: Int? = nil) async throws(OnTheMapError) -> [GeocodeCandidate] {
+        var query = [("q", place)]
+        if let limit { query.append(("limit", String(limit))) }
+        let answer = try await send(.GET, "/v1/geocode", query: query)
+        guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
+        return try Self.decode(GeocodeAnswer.self, answer.body[...], answer).results
+    }
+}
+
+// MARK: - HTTP
+
+extension OnTheMapClient {
+    struct Answer: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: [UInt8]
+    }
+
+    static let maximumAnswerSize = 16 * 1024 * 1024
+
+    func url(_ path: String, query: [(String, String)] = []) -> String {
+        guard !query.isEmpty else { return gateway + path }
+        return gateway + path + "?" + query.map { "\(Self.queryComponent($0.0))=\(Self.queryComponent($0.1))" }.joined(separator: "&")
+    }
+
+    func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
+                 headers: [(String, String)] = [], authorized: Bool = false) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url(path, query: query))
+        request.method = method
+        request.headers.add(name: "User-Agent", value: "onthemap/1.0")
+        request.headers.add(name: "Accept", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if authorized, let session { request.headers.add(name: "Authorization", value: "Bearer \(session.id)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        return request
+    }
+
+    /// One exchange. `secrets` are blanked in the exchange log; with `redactAnswer`, so is every quoted id
+    /// and cookie in the answer (the session routes hand out session ids).
+    func send(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
+              headers: [(String, String)] = [], authorized: Bool = false, secrets: [String] = [],
+              redactAnswer: Bool = false) async throws(OnTheMapError) -> Answer {
+        if authorized, session == nil { throw .notLoggedIn(message: "not logged in") }
+        let request = request(method, path, query: query, body: body, headers: headers, authorized: authorized)
+        let hidden = secrets + [session?.id].compactMap { $0 }
+        if let exchangeLog { exchangeLog(ExchangeLog.describe(request, body: body, hiding: hidden)) }
+        let started = ContinuousClock.now
+        do {
+            let response = try await http.execute(request, timeout: TimeAmount(timeout))
+            let buffer = try await response.body.collect(upTo: Self.maximumAnswerSize)
+            let answer = Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer.readableBytesView))
+            if let exchangeLog {
+                exchangeLog(ExchangeLog.describe(answer, after: ContinuousClock.now - started, hiding: hidden, redactIDs: redactAnswer))
+            }
+            return answer
+        } catch {
+            throw unreachable(error)
+        }
+    }
+
+    func unreachable(_ error: any Error) -> OnTheMapError {
+        .unreachable(gateway: gateway, reason: Self.reason(error, timeout: timeout))
+    }
+
+    /// A transport failure in a few words.
+    static func reason(_ error: any Error, timeout: Duration) -> String {
+        let text = String(describing: error).lowercased()
+        if text.contains("refused") { return "connection refused" }
+        if let error = error as? HTTPClientError {
+            if error == .connectTimeout { return "no connection within 2 s" }
+            if error == .deadlineExceeded || error == .readTimeout { return "no answer within \(timeout.components.seconds) s" }
+            if error == .remoteConnectionClosed { return "the connection was closed before an answer" }
+            if error == .invalidURL || error == .emptyHost || error == .emptyScheme || text.contains("unsupportedscheme") {
+                return "not a valid http:// URL"
+            }
+        }
+        if text.contains("dns") || text.contains("resolve") || text.contains("lookup") { return "the host name does not resolve" }
+        if text.contains("unreachable") { return "network unreachable" }
+        if text.contains("reset") { return "connection reset" }
+        return String(describing: error)
+    }
+
+    static func queryComponent(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    static func pathSegment(_ text: String) -> String { queryComponent(text) }
+
+    static func json(_ object: [String: Any]) throws(OnTheMapError) -> [UInt8] {
+        do {
+            return Array(try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]))
+        } catch {
+            throw .refused(message: "cannot encode the request: \(error)", parameter: nil)
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ bytes: ArraySlice<UInt8>, _ answer: Answer) throws(OnTheMapError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(bytes))
+        } catch {
+            throw .serverFault(status: answer.status, message: "unreadable answer: \(String(decoding: bytes.prefix(200), as: UTF8.self))")
+        }
+    }
+
+    static func profile(_ answer: Answer) throws(OnTheMapError) -> UserProfile {
+        let document = try decode(SessionWire.UserDocument.self, SessionWire.stripped(answer.body), answer)
+        return UserProfile(key: document.key, firstName: document.first_name ?? "", lastName: document.last_name ?? "",
+                           email: document.email?.address ?? "")
+    }
+
+    static func errorBody(_ answer: Answer) -> SessionWire.ErrorBody {
+        (try? JSONDecoder().decode(SessionWire.ErrorBody.self, from: Data(SessionWire.stripped(answer.body)))) ?? SessionWire.ErrorBody()
+    }
+
+    static func retryAfter(_ answer: Answer) -> Int? {
+        answer.headers.first(name: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// Errors of the session, users, accounts and geocode routes: `{status, parameter?, error}`.
+    static func sessionRouteError(_ answer: Answer) -> OnTheMapError {
+        let body = errorBody(answer)
+        let message = body.error ?? "HTTP \(answer.status)"
+        switch answer.status {
+        case 429: return .throttled(retryAfter: retryAfter(answer), message: message)
+        case 401: return .notLoggedIn(message: message)
+        case 404: return .notFound(message: message)
+        case 400..<500: return .refused(message: message, parameter: body.parameter)
+        default: return .serverFault(status: answer.status, message: message)
+        }
+    }
+
+    /// Errors of the StudentLocation routes: Parse's `{code, error}`.
+    static func locationRouteError(_ answer: Answer) -> OnTheMapError {
+        let body = errorBody(answer)
+        let message = body.error ?? "HTTP \(answer.status)"
+        switch (answer.status, body.code) {
+        case (401, _), (_, 209): return .notLoggedIn(message: message)
+        case (403, _): return .notYours(message: message)
+        case (404, _): return .notFound(message: message)
+        case (429, _): return .throttled(retryAfter: retryAfter(answer), message: message)
+        case (400..<500, _): return .refused(message: message, parameter: nil)
+        default: return .serverFault(status: answer.status, message: message)
+        }
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,41 @@
+/// What can go wrong talking to the gateway, in the terms a person must tell apart: each case calls for a
+/// different next step (start the gateway, retype the password, wait, log in again, pick another pin, fix
+/// the input, try later).
+public enum OnTheMapError: Error, Sendable, Equatable {
+    /// No answer from the gateway: nothing listens there, the name does not resolve, or it did not answer in time.
+    case unreachable(gateway: String, reason: String)
+    /// The gateway does not know this email and password.
+    case wrongCredentials
+    /// Too many attempts; `retryAfter` is the wait in seconds when the gateway said it.
+    case throttled(retryAfter: Int?, message: String)
+    /// No session, or the session has ended (logged out elsewhere, expired).
+    case notLoggedIn(message: String)
+    /// The pin belongs to another student.
+    case notYours(message: String)
+    /// The gateway refused what was sent; `message` is the gateway's own, `parameter` names the field when it said.
+    case refused(message: String, parameter: String?)
+    /// No such pin, place or user.
+    case notFound(message: String)
+    /// The gateway or a service behind it failed, or answered something this client cannot read.
+    case serverFault(status: Int, message: String)
+}
+
+extension OnTheMapError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unreachable(let gateway, let reason): "cannot reach \(gateway): \(reason)"
+        case .wrongCredentials: "wrong email or password"
+        case .throttled(let seconds, let message): seconds.map { "too many attempts; try again in \(Self.wait($0))" } ?? message
+        case .notLoggedIn(let message), .notYours(let message), .notFound(let message): message
+        case .refused(let message, _): message
+        case .serverFault(let status, let message): "the gateway failed (HTTP \(status)): \(message)"
+        }
+    }
+
+    /// "14 min", "40 s", "2 h": how long a person has to wait, rounded up.
+    public static func wait(_ seconds: Int) -> String {
+        if seconds < 60 { return "\(max(seconds, 1)) s" }
+        if seconds < 3600 { return "\((seconds + 59) / 60) min" }
+        return "\((seconds + 3599) / 3600) h"
+    }
+}

@@ -1,0 +1,19 @@
+import ArgumentParser
+
+@main
+struct OnTheMap: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "onthemap",
+        abstract: "Drop a pin on the map and see where everyone else is, from the command line.",
+        discussion: """
+            The gateway is --gateway URL, else $ONTHEMAP_GATEWAY, else http://127.0.0.1:8080. Sessions are kept in \
+            $XDG_CONFIG_HOME/onthemap/ (default ~/.config/onthemap/), one per gateway, readable by you alone.
+
+            Exit codes:
+            \(ExitStatus.table)
+            """,
+        version: "1.0",
+        subcommands: [SignUpCommand.self, LogInCommand.self, LogOutCommand.self, WhoAmICommand.self, ListCommand.self,
+                      PostCommand.self, DeleteCommand.self, GeocodeCommand.self, WatchCommand.self, OpenCommand.self]
+    )
+}

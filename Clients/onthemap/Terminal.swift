@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the person at the other end can see: a terminal gets colour, prompts and a spinner; a pipe gets
+/// plain, stable text.
+enum Terminal {
+    static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+
+    /// Colour only on a terminal, never with `NO_COLOR` (https://no-color.org) or `TERM=dumb`.
+    static func colours(_ descriptor: Int32) -> Bool {
+        let environment = ProcessInfo.processInfo.environment
+        guard isTerminal(descriptor), environment["NO_COLOR"].map(\.isEmpty) ?? true else { return false }
+        return environment["TERM"] != "dumb"
+    }
+
+    enum Style: String {
+        case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", cyan = "36"
+    }
+
+    static func style(_ text: String, _ style: Style, on descriptor: Int32 = STDOUT_FILENO) -> String {
+        colours(descriptor) ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    static func errorStyle(_ text: String) -> String { style(text, .red, on: STDERR_FILENO) }
+
+    /// The terminal's width in columns; nil when stdout is not a terminal (then nothing is cut).
+    static var width: Int? {
+        guard isTerminal(STDOUT_FILENO) else { return nil }
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init) ?? 80
+    }
+
+    static func standardOutput(_ text: String) {
+        write(STDOUT_FILENO, text + "\n")
+    }
+
+    static func standardError(_ text: String) {
+        Spinner.clearLine()
+        write(STDERR_FILENO, text + "\n")
+    }
+
+    static func write(_ descriptor: Int32, _ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    /// The controlling terminal, for prompts even when stdin or stdout is redirected.
+    private static func openTTY() throws -> Int32 {
+        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY)
+        guard descriptor >= 0 else { throw CommandFailure("no terminal to ask on", .usage) }
+        return descriptor
+    }
+
+    /// Asks on the terminal and reads one line; nil at end of input.
+    static func ask(_ prompt: String) throws -> String? {
+        let tty = try openTTY()
+        defer { close(tty) }
+        write(tty, prompt)
+        return readLine(tty)
+    }
+
+    /// Asks for a secret with echo off (termios), restoring the terminal however the read ends.
+    static func askSecret(_ prompt: String) throws -> String? {
+        let tty = try openTTY()
+        defer { close(tty) }
+        var saved = termios()
+        guard tcgetattr(tty, &saved) == 0 else { throw CommandFailure("cannot read the terminal's settings", .failure) }
+        var silent = saved
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        silent.c_lflag |= tcflag_t(ECHONL)
+        guard tcsetattr(tty, TCSAFLUSH, &silent) == 0 else { throw CommandFailure("cannot turn off the terminal's echo", .failure) }
+        defer { tcsetattr(tty, TCSAFLUSH, &saved) }
+        write(tty, prompt)
+        return readLine(tty)
+    }
+
+    /// Asks a yes/no question; Enter takes `defaultAnswer`.
+    static func confirm(_ question: String, defaultAnswer: Bool) throws -> Bool {
+        let hint = defaultAnswer ? "[Y/n]" : "[y/N]"
+        while true {
+            guard let answer = try ask("\(question) \(hint) ")?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+            if answer.isEmpty { return defaultAnswer }
+            if ["y", "yes"].contains(answer) { return true }
+            if ["n", "no"].contains(answer) { return false }
+        }
+    }
+
+    /// One line from `descriptor`, without its line end; nil at end of input before any byte.
+    static func readLine(_ descriptor: Int32) -> String? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = read(descriptor, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1 else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { break }
+            bytes.append(byte)
+        }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+#if canImport(Glibc)
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+private let systemWrite = Darwin.write
+#endif

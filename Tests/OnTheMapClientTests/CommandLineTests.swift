@@ -1,0 +1,165 @@
+import Foundation
+import OnTheMapClient
+import OnTheMapShared
+import Testing
+import TestSupport
+
+/// The `onthemap` binary against the real system, as a student at a terminal or a script in a pipe uses it.
+@Suite(.serialized) struct CommandLineTests {
+    static let password = "correct horse battery"
+
+    @Test func theWholeStudentFlow() async throws {
+        try await ClientSystem.with { system in
+            let cli = CLI(gateway: system.url)
+            let signUp = try await cli.run(["signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace",
+                                            "--password-stdin"], input: Self.password + "\n")
+            #expect(signUp.status == 0, "\(signUp)")
+            let login = try await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n")
+            #expect(login.status == 0, "\(login)")
+            #expect(login.output == "logged in as Ada Lovelace <ada@example.com> on \(system.url)\n")
+
+            let whoami = try await cli.run(["whoami"])
+            #expect(whoami.status == 0)
+            #expect(whoami.output.hasPrefix("Ada Lovelace <ada@example.com> · key "), "\(whoami)")
+
+            let post = try await cli.run(["post", "--location", "Patiala, Punjab", "--link", "example.com/ada", "--yes"])
+            #expect(post.status == 0, "\(post)")
+            let id = post.output.trimmingCharacters(in: .newlines)
+            #expect(ObjectID(id).isWellFormed, "\(post)")
+
+            let json = try await cli.run(["list", "--json"])
+            #expect(json.status == 0)
+            let list = try JSONDecoder().decode(StudentLocationList.self, from: Data(json.output.utf8))
+            let pin = try #require(list.results.first { $0.objectId.rawValue == id })
+            #expect(abs(pin.latitude - 30.34) <= 0.3 && abs(pin.longitude - 76.39) <= 0.3, "\(pin)")
+            #expect(pin.mediaURL == "https://example.com/ada" && pin.mapString == "Patiala, Punjab")
+
+            let table = try await cli.run(["list"])
+            let lines = table.output.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("NAME          PLACE            LINK                     AGE") == true, "\(table.output)")
+            #expect(lines.dropFirst().first == "Ada Lovelace  Patiala, Punjab  https://example.com/ada  just now")
+
+            let overwrite = try await cli.run(["post", "--location", "Berlin, Germany", "--link", "https://udacity.com", "--yes"])
+            #expect(overwrite.status == 0, "\(overwrite)")
+            #expect(overwrite.output.trimmingCharacters(in: .newlines) == id, "the pin was moved, not added")
+            let mine = try await cli.run(["list", "--mine", "--json"])
+            let moved = try JSONDecoder().decode(StudentLocationList.self, from: Data(mine.output.utf8)).results
+            #expect(moved.map(\.mapString) == ["Berlin, Germany"])
+
+            let delete = try await cli.run(["delete", "--yes"])
+            #expect(delete.status == 0 && delete.output == "deleted \(id)\n", "\(delete)")
+            let logout = try await cli.run(["logout"])
+            #expect(logout.status == 0, "\(logout)")
+            #expect(!FileManager.default.fileExists(atPath: cli.configFolder.appendingPathComponent("session-http___127.0.0.1_\(system.gateway.port).json").path))
+            let after = try await cli.run(["whoami"])
+            #expect(after.status == 5)
+            #expect(after.errors == "not logged in to \(system.url); log in with: onthemap login\n")
+        }
+    }
+
+    @Test func aWrongPasswordAndAnUnreachableGatewayFailFastWithTheirOwnMessageAndCode() async throws {
+        try await ClientSystem.with { system in
+            let cli = CLI(gateway: system.url)
+            _ = try await system.student("ada@example.com")
+            let wrong = try await cli.run(["login", "ada@example.com", "--password-stdin"], input: "not my password\n")
+            #expect(wrong.status == 4)
+            #expect(wrong.errors == "wrong email or password\n")
+            #expect(wrong.output.isEmpty)
+            #expect(wrong.elapsed < .seconds(2))
+        }
+        let dead = deadGatewayURL()
+        let unreachable = try await CLI(gateway: dead).run(["list"])
+        #expect(unreachable.status == 3)
+        #expect(unreachable.errors == "cannot reach \(dead): connection refused. Is the gateway up? (scripts/up.sh)\n")
+        #expect(unreachable.elapsed < .seconds(2))
+    }
+
+    @Test func sessionsAreKeptPrivatelyOnePerGateway() async throws {
+        try await ClientSystem.with { system in
+            let other = try await system.secondGateway()
+            defer { other.terminate() }
+            let otherURL = "http://127.0.0.1:\(other.port)"
+            _ = try await system.student("ada@example.com")
+            _ = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
+            let cli = CLI(gateway: system.url)
+            #expect(try await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n").status == 0)
+            #expect(try await cli.run(["login", "grace@example.com", "--password-stdin", "--gateway", otherURL], input: Self.password + "\n").status == 0)
+
+            #expect(try await cli.run(["whoami"]).output.hasPrefix("Ada Lovelace"))
+            #expect(try await cli.run(["whoami", "--gateway", otherURL]).output.hasPrefix("Grace Hopper"))
+
+            let folder = try FileManager.default.attributesOfItem(atPath: cli.configFolder.path)
+            #expect((folder[.posixPermissions] as? Int) == 0o700)
+            let files = try FileManager.default.contentsOfDirectory(atPath: cli.configFolder.path).sorted()
+            #expect(files == ["session-http___127.0.0.1_\(system.gateway.port).json", "session-http___127.0.0.1_\(other.port).json"].sorted())
+            for file in files {
+                let path = cli.configFolder.appendingPathComponent(file).path
+                #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+                #expect(!(try String(contentsOfFile: path, encoding: .utf8)).contains(Self.password))
+            }
+        }
+    }
+
+    @Test func aPipeGetsNoColourAndATerminalDoes() async throws {
+        try await ClientSystem.with { system in
+            let ada = try await system.student("ada@example.com")
+            _ = try await ada.postPin("Berlin, Germany")
+            let cli = CLI(gateway: system.url)
+            let piped = try await cli.run(["list"])
+            #expect(piped.status == 0 && piped.output.contains("Ada Lovelace"))
+            #expect(!piped.output.contains("\u{1B}[") && !piped.errors.contains("\u{1B}["))
+
+            let terminal = try await PseudoTerminal.run(["list"], environment: cli.environment, dialogue: [])
+            #expect(terminal.status == 0 && terminal.output.contains("\u{1B}[1mNAME"), "\(terminal.output)")
+            var plain = cli.environment
+            plain["NO_COLOR"] = "1"
+            let noColour = try await PseudoTerminal.run(["list"], environment: plain, dialogue: [])
+            #expect(noColour.status == 0 && noColour.output.contains("Ada Lovelace") && !noColour.output.contains("\u{1B}["), "\(noColour.output)")
+        }
+    }
+
+    @Test func onATerminalThePasswordPromptDoesNotEcho() async throws {
+        try await ClientSystem.with { system in
+            _ = try await system.student("ada@example.com")
+            let cli = CLI(gateway: system.url)
+            let result = try await PseudoTerminal.run(["login", "ada@example.com"], environment: cli.environment,
+                                                      dialogue: [("Password: ", Self.password + "\n")])
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains("Password: "))
+            #expect(result.output.contains("logged in as Ada Lovelace"))
+            #expect(!result.output.contains(Self.password), "the password was echoed: \(result.output)")
+        }
+    }
+
+    @Test func watchPrintsAnotherStudentsPinWithinASecondAndResumesAfterAGatewayRestart() async throws {
+        try await ClientSystem.with { system in
+            let grace = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
+            let watch = try CLI(gateway: system.url).start(["watch"])
+            try await Task.sleep(for: .milliseconds(500))
+
+            let first = try await grace.postPin("Berlin, Germany", link: "https://grace.example")
+            let delay = try await watch.waitForLines(1, within: .seconds(1))
+            #expect(delay < .seconds(1))
+            #expect(watch.lines == ["+ Grace Hopper · Berlin, Germany · https://grace.example"])
+
+            await system.stopGateway()
+            let other = try await system.secondGateway()
+            defer { other.terminate() }
+            let elsewhere = OnTheMapClient(gateway: "http://127.0.0.1:\(other.port)", session: grace.session)
+            _ = try await elsewhere.update(first, LocationInput(mapString: "Paris, France"))
+            try await elsewhere.delete(first)
+            try await system.startGatewayAgain()
+            _ = try await grace.postPin("Lagos, Nigeria", link: "https://grace.example")
+
+            _ = try await watch.waitForLines(4, within: .seconds(10))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(watch.lines == [
+                "+ Grace Hopper · Berlin, Germany · https://grace.example",
+                "~ Grace Hopper · Paris, France · https://grace.example",
+                "- pin \(first) of \(grace.session!.accountKey)",
+                "+ Grace Hopper · Lagos, Nigeria · https://grace.example",
+            ], "stderr: \(watch.errors)")
+            #expect(await watch.interrupt() == 0)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+@testable import OnTheMapClient
+import OnTheMapShared
+import Testing
+import TestSupport
+
+/// The live feed as an `AsyncSequence`: changes as they happen, and nothing lost or repeated across a
+/// gateway restart.
+@Suite(.serialized) struct LiveChangesTests {
+    @Test func eventFramesAreReadFromAnyChunking() {
+        let stream = Array("retry: 3000\n: connected\n\nid: 5-1\nevent: LocationPosted\ndata: {\"a\":1}\n\n: heartbeat\n\nid: 6-2\r\nevent: LocationDeleted\r\ndata: {}\r\n\r\n".utf8)
+        for size in [1, 2, 7, stream.count] {
+            var parser = ServerSentEventParser()
+            var events: [ServerSentEvent] = []
+            var index = 0
+            while index < stream.count {
+                events += parser.consume(stream[index..<min(index + size, stream.count)])
+                index += size
+            }
+            #expect(events == [ServerSentEvent(id: "5-1", event: "LocationPosted", data: "{\"a\":1}"),
+                               ServerSentEvent(id: "6-2", event: "LocationDeleted", data: "{}")], "chunks of \(size)")
+        }
+    }
+
+    @Test func changesArriveAndAGatewayRestartLosesAndRepeatsNothing() async throws {
+        try await ClientSystem.with { system in
+            let ada = try await system.student("ada@example.com")
+            let statuses = LockedLines()
+            let feed = system.client().liveChanges(maximumPause: .milliseconds(500)) { status in
+                if case .connected = status { statuses.append("connected") } else { statuses.append("disconnected") }
+            }
+            var changes = feed.makeAsyncIterator()
+            try await waitUntil { statuses.all.contains("connected") }
+
+            let first = try await ada.postPin("Lagos, Nigeria")
+            let posted = try #require(try await changes.next())
+            #expect(posted.type == .posted && posted.location?.objectId == first)
+
+            await system.stopGateway()
+            // While this gateway is down, the student posts through another replica.
+            let other = try await system.secondGateway()
+            defer { other.terminate() }
+            let elsewhere = OnTheMapClient(gateway: "http://127.0.0.1:\(other.port)", session: ada.session)
+            let second = try await elsewhere.postPin("Accra, Ghana")
+            try await elsewhere.delete(first)
+            try await system.startGatewayAgain()
+
+            let missed = try #require(try await changes.next())
+            #expect(missed.type == .posted && missed.location?.objectId == second)
+            let deleted = try #require(try await changes.next())
+            #expect(deleted.type == .deleted && deleted.deletion?.objectId == first)
+            let third = try await ada.postPin("Nairobi, Kenya")
+            let live = try #require(try await changes.next())
+            #expect(live.location?.objectId == third, "a change came twice or out of order: \(live)")
+            #expect(statuses.all.contains("disconnected"))
+        }
+    }
+}
+
+func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw HarnessError("condition not met within \(limit)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import OnTheMapClient
+import OnTheMapShared
+import Testing
+import TestSupport
+
+/// The whole system as a student meets it: locations-service and the gateway as real processes on a
+/// fresh database. A second gateway on the same database and service stands in for another machine.
+final class ClientSystem: @unchecked Sendable {
+    let database: TestDatabase
+    let locations: ServiceProcess
+    private(set) var gateway: ServiceProcess
+
+    private init(database: TestDatabase, locations: ServiceProcess, gateway: ServiceProcess) {
+        self.database = database
+        self.locations = locations
+        self.gateway = gateway
+    }
+
+    static func start() async throws -> ClientSystem {
+        let database = try await TestDatabase.create()
+        let locations = try ServiceProcess(locationsOn: database.url)
+        try await locations.waitUntilReady()
+        let gateway = try startGateway(database: database, locationsPort: locations.port)
+        try await gateway.waitUntilReady()
+        return ClientSystem(database: database, locations: locations, gateway: gateway)
+    }
+
+    static func startGateway(database: TestDatabase, locationsPort: Int, port: Int = freePort()) throws -> ServiceProcess {
+        try ServiceProcess("auth-gateway", environment: [
+            "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locationsPort)", "LOG_LEVEL": "warning"], port: port)
+    }
+
+    /// Runs `body` with a started system and stops it afterwards, whatever happens.
+    static func with(_ body: (ClientSystem) async throws -> Void) async throws {
+        let system = try await start()
+        defer { system.stop() }
+        try await body(system)
+    }
+
+    var url: String { "http://127.0.0.1:\(gateway.port)" }
+
+    /// Another gateway replica in front of the same service and database.
+    func secondGateway() async throws -> ServiceProcess {
+        let other = try Self.startGateway(database: database, locationsPort: locations.port)
+        try await other.waitUntilReady()
+        return other
+    }
+
+    /// Stops the gateway (SIGTERM, as an orchestrator would) and returns once it has exited.
+    func stopGateway() async {
+        gateway.terminate()
+        _ = await gateway.waitForExit(timeout: .seconds(10))
+    }
+
+    /// A new gateway process on the same port.
+    func startGatewayAgain() async throws {
+        gateway = try Self.startGateway(database: database, locationsPort: locations.port, port: gateway.port)
+        try await gateway.waitUntilReady()
+    }
+
+    func stop() {
+        gateway.terminate()
+        locations.terminate()
+    }
+
+    func client(_ session: Session? = nil) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
+
+    /// A new student, signed up and logged in.
+    func student(_ email: String, firstName: String = "Ada", lastName: String = "Lovelace",
+                 password: String = "correct horse battery") async throws -> OnTheMapClient {
+        let client = client()
+        try await client.signUp(email: email, password: password, firstName: firstName, lastName: lastName)
+        return self.client(try await client.logIn(email: email, password: password))
+    }
+}
+
+extension OnTheMapClient {
+    func postPin(_ place: String, latitude: Double = 52.52, longitude: Double = 13.40, link: String = "https://example.com") async throws -> ObjectID {
+        try await post(LocationInput(mapString: place, mediaURL: link, latitude: latitude, longitude: longitude)).objectId
+    }
+}
+
+/// A loopback port nobody listens on.
+func deadGatewayURL() -> String { "http://127.0.0.1:\(freePort())" }
+
+/// The typed error a call throws; nil when it succeeds (or throws anything else, which is recorded).
+func thrownError<T>(_ call: () async throws -> T) async -> OnTheMapError? {
+    do {
+        _ = try await call()
+        return nil
+    } catch let error as OnTheMapError {
+        return error
+    } catch {
+        Issue.record("not an OnTheMapError: \(error)")
+        return nil
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Runs the CLI on a pseudo-terminal (python3's `pty`), as a person at a terminal would: it waits for each
+/// prompt, types the answer, and returns everything the terminal showed and the exit status.
+enum PseudoTerminal {
+    struct Result: Decodable {
+        var output: String
+        var status: Int
+    }
+
+    static let script = #"""
+    import json, os, pty, select, sys, time
+    binary, arguments, environment, dialogue = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(binary, [binary] + arguments, environment)
+    seen = b""
+    def read(deadline):
+        global seen
+        while time.time() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                seen += chunk
+                return True
+        return True
+    for expected, answer in dialogue:
+        deadline = time.time() + 10
+        while expected.encode() not in seen and time.time() < deadline:
+            if not read(deadline):
+                break
+        os.write(fd, answer.encode())
+    deadline = time.time() + 15
+    while read(deadline):
+        pass
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"output": seen.decode("utf-8", "replace"), "status": os.waitstatus_to_exitcode(status)}))
+    """#
+
+    static func run(_ arguments: [String], environment: [String: String], dialogue: [(expect: String, type: String)]) async throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let encode = { (value: Any) in String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self) }
+        process.arguments = ["python3", "-c", script, CLI.binary.path, try encode(arguments), try encode(environment),
+                             try encode(dialogue.map { [$0.expect, $0.type] })]
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("pty-\(UUID())")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        try process.run()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        return try JSONDecoder().decode(Result.self, from: Data(contentsOf: output))
+    }
+}
