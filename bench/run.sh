@@ -9,7 +9,8 @@
 #   5. gateway read  GET latest-100 through the gateway (wrk) vs nginx serving the same bytes (figure of 1)
 #   6. gateway POST  POST one pin with a session (wrk)    vs the service's own POST figure (3)
 #   7. memory        the gateway's VmRSS: idle, and at peak and end of loads 5 and 6
-# and last, not a limit but a pass: every parser of client input fuzzed a million runs (bench/fuzz.sh).
+# and last, not a limit but a pass: every parser of client input fuzzed a million runs (bench/fuzz.sh),
+# then `onthemap list --json` against `curl -s` of the same URL (bench/cli.sh).
 # The throughputs (1, 3, 5, 6) are measured in several rounds, each next to its limit (see "rounds" below).
 # Rewrites BENCHMARKS.md at the project root; raw outputs and logs go to bench/results/ (not versioned).
 #
@@ -714,4 +715,6 @@ python3 bench/report.py "$results" BENCHMARKS.md
 log "wrote BENCHMARKS.md"
 log "fuzzing the parsers of client input, a million runs each"
 bench/fuzz.sh >"$results_dir/fuzz.log" 2>&1 || { tail -n 20 "$results_dir/fuzz.log"; fail "fuzzing failed"; }
+log "the command-line client against curl (its own section of BENCHMARKS.md)"
+bench/cli.sh >"$results_dir/cli.log" 2>&1 || { tail -n 20 "$results_dir/cli.log"; fail "the command-line benchmark failed"; }
 sed -n '/^| Benchmark/,/^$/p' BENCHMARKS.md

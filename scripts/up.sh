@@ -14,6 +14,7 @@ gateway_port=${PORT:-8080}
 echo "building (release)..."
 swift build -c release --product locations-service
 swift build -c release --product auth-gateway
+swift build -c release --product onthemap
 bin=$(swift build -c release --show-bin-path)
 
 mkdir -p .data
@@ -56,13 +57,18 @@ wait_ready() {
 }
 wait_ready "http://127.0.0.1:$locations_port/readyz"
 wait_ready "http://127.0.0.1:$gateway_port/readyz"
+gateway_hint=""
+[ "$gateway_port" = 8080 ] || gateway_hint=" ONTHEMAP_GATEWAY=http://127.0.0.1:$gateway_port"
 cat <<TXT
 
 On The Map is up.
   gateway            http://127.0.0.1:$gateway_port   (point the apps and the CLI here; API: /openapi.yaml)
   locations-service  http://127.0.0.1:$locations_port   (internal only)
   PostgreSQL         $DATABASE_URL   (data in .data/postgres)
-Sign up:  curl -X POST http://127.0.0.1:$gateway_port/v1/accounts -d '{"email":"you@example.com","password":"at least 8","firstName":"Ada","lastName":"Lovelace"}'
+Command line (in another shell):
+  export PATH="$bin:\$PATH"$gateway_hint
+  onthemap signup      then: onthemap post --location "Patiala, Punjab" --link udacity.com, onthemap list, onthemap --help
+Sign up with curl:  curl -X POST http://127.0.0.1:$gateway_port/v1/accounts -d '{"email":"you@example.com","password":"at least 8","firstName":"Ada","lastName":"Lovelace"}'
 Press Ctrl-C to stop.
 TXT
 wait
