@@ -131,6 +131,30 @@ import TestSupport
         }
     }
 
+    @Test func atATerminalSignupAsksForEverythingAndPostAsksWhichPlaceAndWhetherToMoveThePin() async throws {
+        try await ClientSystem.with { system in
+            let cli = CLI(gateway: system.url)
+            let signUp = try await PseudoTerminal.run(["signup"], environment: cli.environment, dialogue: [
+                ("First name: ", "Ada\n"), ("Last name: ", "Lovelace\n"), ("Email: ", "ada@example.com\n"),
+                ("Password (8+ characters): ", Self.password + "\n"), ("Password again: ", Self.password + "\n"),
+            ])
+            #expect(signUp.status == 0, "\(signUp.output)")
+            #expect(signUp.output.contains("signed up and logged in as Ada Lovelace"))
+            #expect(!signUp.output.contains(Self.password), "the password was echoed: \(signUp.output)")
+
+            let first = try await PseudoTerminal.run(["post", "--location", "Patiala, Punjab", "--link", "udacity.com"],
+                                                     environment: cli.environment, dialogue: [("Post here?", "\n")])
+            #expect(first.status == 0, "\(first.output)")
+            #expect(first.output.contains("Patiāla, Punjab, India (30.3362, 76.3922)"), "\(first.output)")
+            let declined = try await PseudoTerminal.run(["post", "--location", "Berlin, Germany", "--link", "udacity.com"],
+                                                        environment: cli.environment,
+                                                        dialogue: [("Post here?", "\n"), ("Overwrite it? [Y/n]", "n\n")])
+            #expect(declined.status == 10, "\(declined.output)")
+            let mine = try await cli.run(["list", "--mine", "--json"])
+            #expect(try JSONDecoder().decode(StudentLocationList.self, from: Data(mine.output.utf8)).results.map(\.mapString) == ["Patiala, Punjab"])
+        }
+    }
+
     @Test func watchPrintsAnotherStudentsPinWithinASecondAndResumesAfterAGatewayRestart() async throws {
         try await ClientSystem.with { system in
             let grace = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
