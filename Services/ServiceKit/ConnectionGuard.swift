@@ -60,7 +60,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        if ticker == nil, !refused { start(context: context) }
+        start(context: context)
         context.fireChannelActive()
     }
 

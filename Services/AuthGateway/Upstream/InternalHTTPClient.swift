@@ -46,46 +46,35 @@ final class InternalHTTPClient: Sendable {
         case overloaded
     }
 
-    let endpoint: Endpoint
+    var endpoint: Endpoint { settings.endpoint }
     private let group: any EventLoopGroup
-    private let connectTimeout: TimeAmount
-    /// The longest answer read; the service's largest is a list of 1,000 pins.
-    private let maximumAnswer: Int
-    /// Connections open at once per event loop; a request that finds them all busy waits its turn. The
-    /// bound keeps a burst of clients from opening a connection each to the service (which caps the
-    /// connections one address may hold): 32 in flight per core already keep its PostgreSQL pool busy.
-    private let maximumConnections: Int
-    /// Requests waiting per event loop for a connection; past that a burst is refused at once.
-    private let maximumWaiting: Int
-    /// How long a kept-alive connection may wait for its next request: well inside the service's idle
-    /// timeout (`ConnectionLimits.idleTimeout`, 60 s).
-    private let idleLifetime: TimeAmount
+    private let settings: Settings
     private let pools = Mutex<[ObjectIdentifier: LoopPool]>([:])
 
-    /// What each event loop's pool needs to know of the client.
+    /// What each event loop's pool needs to know of the client: a copy, since connections may still close
+    /// after the client is gone.
     fileprivate struct Settings: Sendable {
         let endpoint: Endpoint
         let connectTimeout: TimeAmount
+        /// The longest answer read; the service's largest is a list of 1,000 pins.
         let maximumAnswer: Int
+        /// Connections open at once per event loop; a request that finds them all busy waits its turn. The
+        /// bound keeps a burst of clients from opening a connection each to the service (which caps the
+        /// connections one address may hold): 32 in flight per core already keep its PostgreSQL pool busy.
         let maximumConnections: Int
+        /// Requests waiting per event loop for a connection; past that a burst is refused at once.
         let maximumWaiting: Int
+        /// How long a kept-alive connection may wait for its next request: well inside the service's idle
+        /// timeout (`ConnectionLimits.idleTimeout`, 60 s).
         let idleLifetime: TimeAmount
     }
 
-    private var settings: Settings {
-        Settings(endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
-                 maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime)
-    }
-
     init(endpoint: Endpoint, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096, idleLifetime: TimeAmount = .seconds(30)) {
-        self.endpoint = endpoint
+         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096,
+         idleLifetime: TimeAmount = .seconds(30)) {
         self.group = group
-        self.connectTimeout = connectTimeout
-        self.maximumAnswer = maximumAnswer
-        self.maximumConnections = maximumConnections
-        self.maximumWaiting = maximumWaiting
-        self.idleLifetime = idleLifetime
+        settings = Settings(endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
+                            maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime)
     }
 
     /// Sends one request on `eventLoop` (any of the group's when nil) and reads the whole answer. It fails
@@ -131,8 +120,7 @@ final class InternalHTTPClient: Sendable {
     /// The connections of one event loop, and the requests waiting for one. Touched only on that loop.
     fileprivate final class LoopPool: @unchecked Sendable {
         let loop: any EventLoop
-        /// A copy, not the client itself: connections may still close after the client is gone.
-        let client: Settings
+        let settings: Settings
         /// Kept-alive connections and when each fell idle, the most recent last.
         private var idle: [(connection: ExchangeHandler, since: NIODeadline)] = []
         private var waiting = CircularBuffer<Exchange>()
@@ -141,14 +129,14 @@ final class InternalHTTPClient: Sendable {
 
         init(loop: any EventLoop, settings: Settings) {
             self.loop = loop
-            self.client = settings
+            self.settings = settings
         }
 
         func send(_ exchange: Exchange) {
             loop.preconditionInEventLoop()
             // The service closes a connection idle for 60 s; one idle for half that is closed here first, so
             // a request is never sent on a connection the service is closing at that very moment.
-            let fresh = NIODeadline.now() - client.idleLifetime
+            let fresh = NIODeadline.now() - settings.idleLifetime
             while let (connection, since) = idle.popLast() {
                 if since > fresh, connection.isUsable {
                     connection.start(exchange)
@@ -156,9 +144,9 @@ final class InternalHTTPClient: Sendable {
                 }
                 connection.close()
             }
-            if open < client.maximumConnections {
+            if open < settings.maximumConnections {
                 connect(for: exchange)
-            } else if waiting.count < client.maximumWaiting {
+            } else if waiting.count < settings.maximumWaiting {
                 waiting.append(exchange)
             } else {
                 exchange.promise.fail(Failure.overloaded)
@@ -168,16 +156,16 @@ final class InternalHTTPClient: Sendable {
         private func connect(for exchange: Exchange) {
             open += 1
             ClientBootstrap(group: loop)
-                .connectTimeout(client.connectTimeout)
+                .connectTimeout(settings.connectTimeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { [client] channel in
+                .channelInitializer { [settings] channel in
                     channel.eventLoop.makeCompletedFuture {
                         // The headers sent are the client's, already checked by the server's parser, and our own.
                         try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
-                        try channel.pipeline.syncOperations.addHandler(ExchangeHandler(pool: self, maximumAnswer: client.maximumAnswer))
+                        try channel.pipeline.syncOperations.addHandler(ExchangeHandler(pool: self, maximumAnswer: settings.maximumAnswer))
                     }
                 }
-                .connect(host: client.endpoint.host, port: client.endpoint.port)
+                .connect(host: settings.endpoint.host, port: settings.endpoint.port)
                 .whenComplete { result in
                     switch result {
                     case .success(let channel):
@@ -215,7 +203,7 @@ final class InternalHTTPClient: Sendable {
         /// A connection ended: a waiting request may open another in its place.
         func closed() {
             open -= 1
-            if open < client.maximumConnections, let next = nextWaiting() { connect(for: next) }
+            if open < settings.maximumConnections, let next = nextWaiting() { connect(for: next) }
         }
 
         func closeIdle() {
