@@ -36,6 +36,9 @@ else
     timed='ProcessTests|SlowClientTests|slowAndIdleClientsAreCutOff|aStreamWhoseClientLeftIsLetGoAtOnce'
     timed+='|locationsServiceDownGivesAQuickParseStyle503|writesWithoutALiveSessionAre401'
     timed+='|theServicesChangeFeedIsUnreachable|onlyDocumentedListParametersAreForwarded|aMalformedObjectIdIs404'
+    # The change feed shows an event only once no older transaction anywhere in the cluster can commit:
+    # other tests' transactions on the shared cluster can hold it past its 5 s wait.
+    timed+='|changesWithoutEventsOnlyMoveTheCursorToTheHead'
     swift test --skip-build --skip "$timed"
     swift test --skip-build --no-parallel --filter "$timed"
     # A short coverage-guided pass over the parsers of client input (bench/fuzz.sh runs a million each).
