@@ -13,17 +13,18 @@ enum PinTable {
         return table(headers: headers, rows: rows, width: width, shrinkable: [2, 1, 0])
     }
 
-    /// Rows padded to their columns' widths; `shrinkable` columns are narrowed in that order to fit `width`.
+    /// Rows padded to their columns' widths; the widest of the `shrinkable` columns are narrowed to fit `width`.
     static func table(headers: [String], rows: [[String]], width: Int?, shrinkable: [Int]) -> [String] {
         var widths = headers.indices.map { column in ([headers] + rows).map { $0[column].count }.max() ?? 0 }
         if let width {
             let separators = 2 * (headers.count - 1)
             var excess = widths.reduce(separators, +) - width
+            // The widest column gives up a character at a time, so a long place and a long link end up
+            // cut alike rather than one of them to nothing; no column goes below 8.
             let minimum = 8
-            for column in shrinkable where excess > 0 {
-                let cut = min(excess, max(0, widths[column] - minimum))
-                widths[column] -= cut
-                excess -= cut
+            while excess > 0, let widest = shrinkable.filter({ widths[$0] > minimum }).max(by: { widths[$0] < widths[$1] }) {
+                widths[widest] -= 1
+                excess -= 1
             }
         }
         func line(_ cells: [String]) -> String {

@@ -28,12 +28,13 @@ struct CLI: Sendable {
         var elapsed: Duration
     }
 
-    /// Runs one command to its end, `input` on stdin, stdout and stderr apart.
-    func run(_ arguments: [String], input: String = "", timeout: Duration = .seconds(30)) async throws -> Result {
+    /// Runs one command to its end, `input` on stdin, stdout and stderr apart, with `extra` in its environment.
+    func run(_ arguments: [String], input: String = "", environmentAdding extra: [String: String] = [:],
+             timeout: Duration = .seconds(30)) async throws -> Result {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
-        process.environment = environment
+        process.environment = environment.merging(extra) { $1 }
         let folder = FileManager.default.temporaryDirectory
         let (inFile, outFile, errFile) = (folder.appendingPathComponent("cli-in-\(UUID())"), folder.appendingPathComponent("cli-out-\(UUID())"),
                                           folder.appendingPathComponent("cli-err-\(UUID())"))

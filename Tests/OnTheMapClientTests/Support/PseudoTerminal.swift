@@ -1,7 +1,8 @@
 import Foundation
 
 /// Runs the CLI on a pseudo-terminal (python3's `pty`), as a person at a terminal would: it waits for each
-/// prompt, types the answer, and returns everything the terminal showed and the exit status.
+/// prompt, types the answer, and returns everything the terminal showed and the exit status. The window is
+/// `columns` wide, set on the terminal before the CLI starts.
 enum PseudoTerminal {
     struct Result: Decodable {
         var output: String
@@ -9,10 +10,12 @@ enum PseudoTerminal {
     }
 
     static let script = #"""
-    import json, os, pty, select, sys, time
+    import fcntl, json, os, pty, select, struct, sys, termios, time
     binary, arguments, environment, dialogue = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    columns = int(sys.argv[5])
     pid, fd = pty.fork()
     if pid == 0:
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
         os.execve(binary, [binary] + arguments, environment)
     seen = b""
     def read(deadline):
@@ -42,12 +45,13 @@ enum PseudoTerminal {
     print(json.dumps({"output": seen.decode("utf-8", "replace"), "status": os.waitstatus_to_exitcode(status)}))
     """#
 
-    static func run(_ arguments: [String], environment: [String: String], dialogue: [(expect: String, type: String)]) async throws -> Result {
+    static func run(_ arguments: [String], environment: [String: String], dialogue: [(expect: String, type: String)],
+                    columns: Int = 80) async throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let encode = { (value: Any) in String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self) }
         process.arguments = ["python3", "-c", script, CLI.binary.path, try encode(arguments), try encode(environment),
-                             try encode(dialogue.map { [$0.expect, $0.type] })]
+                             try encode(dialogue.map { [$0.expect, $0.type] }), String(columns)]
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("pty-\(UUID())")
         FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
