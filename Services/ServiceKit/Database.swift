@@ -14,6 +14,14 @@ public struct Database: Sendable {
         self.timeout = timeout
     }
 
+    /// Whether `error` means the database could not be asked in time (unreachable, restarting, or too slow
+    /// to answer), rather than a fault in the request: such a request is answered 503 with `Retry-After`.
+    public static func isOutage(_ error: any Error) -> Bool {
+        if error is DeadlineExceeded { return true }
+        if let error = error as? PSQLError { return error.isOutage }
+        return false
+    }
+
     /// Runs one statement and returns all its rows (request-path results are small).
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await withDeadline(timeout) { [client, logger] in

@@ -1,5 +1,7 @@
 import HTTPTypes
+import Logging
 import OnTheMapShared
+import ServiceKit
 
 /// Everything the gateway itself refuses, by meaning. `GatewayErrorMiddleware` writes each one in the
 /// shape of the route family it happened in: `{status, parameter, error}` (with the 5-byte prefix on the
@@ -24,6 +26,7 @@ enum GatewayError: Error, Equatable {
     case notLoggedIn
     case crossOrigin
     case locationsUnavailable
+    case databaseUnavailable
     case bodyTooLarge(limit: Int)
     case pinNotFound
     case invalidQuery(String)
@@ -43,7 +46,7 @@ enum GatewayError: Error, Equatable {
         case .userNotFound, .noGeocodeMatch, .pinNotFound: .notFound
         case .emailTaken: .conflict
         case .notLoggedIn: .unauthorized
-        case .locationsUnavailable: .serviceUnavailable
+        case .locationsUnavailable, .databaseUnavailable: .serviceUnavailable
         case .bodyTooLarge: .contentTooLarge
         case .internalFailure: .internalServerError
         }
@@ -70,6 +73,7 @@ enum GatewayError: Error, Equatable {
         case .notLoggedIn: "Log in to post, change or delete a pin."
         case .crossOrigin: "Writes from another site's pages are not allowed."
         case .locationsUnavailable: "The locations service is unavailable; try again shortly."
+        case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .bodyTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
         case .pinNotFound: "Object not found."
         case .invalidQuery(let message): message
@@ -95,7 +99,7 @@ enum GatewayError: Error, Equatable {
         switch self {
         case .notLoggedIn: .invalidSessionToken
         case .crossOrigin, .xsrfMismatch: .operationForbidden
-        case .locationsUnavailable: .connectionFailed
+        case .locationsUnavailable, .databaseUnavailable: .connectionFailed
         case .bodyTooLarge: .validationFailed
         case .malformedBody: .invalidJSON
         case .pinNotFound: .objectNotFound
@@ -109,6 +113,25 @@ enum GatewayError: Error, Equatable {
         if case .throttled(let seconds) = self { return [.retryAfter: String(seconds)] }
         if case .tooManySignUps(let seconds) = self { return [.retryAfter: String(seconds)] }
         if case .tooManyStreams = self { return [.retryAfter: "10"] }
+        if self == .databaseUnavailable || self == .locationsUnavailable { return [.retryAfter: "1"] }
         return [:]
+    }
+
+    /// What any failure means to the client, decided in this one place for both doors: a `GatewayError` as
+    /// it is; the database away or too slow is 503 (it will be back); anything else is a bug, logged, 500.
+    static func meaning(of error: any Error, logger: Logger, requestID: String? = nil) -> GatewayError {
+        var metadata: Logger.Metadata = ["error": "\(String(reflecting: error))"]
+        if let requestID { metadata["request_id"] = "\(requestID)" }
+        switch error {
+        case let error as GatewayError:
+            if error == .internalFailure { logger.error("request failed", metadata: metadata) }
+            return error
+        case _ where Database.isOutage(error):
+            logger.warning("database unavailable", metadata: metadata)
+            return .databaseUnavailable
+        default:
+            logger.error("request failed", metadata: metadata)
+            return .internalFailure
+        }
     }
 }

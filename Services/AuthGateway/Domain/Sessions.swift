@@ -33,6 +33,7 @@ struct Sessions: Sendable {
             switch error {
             case .upstreamTimedOut: throw GatewayError.identityTimedOut
             case .upstreamUnavailable, .upstreamFailed: throw GatewayError.identityUnavailable
+            case .storeUnavailable: throw GatewayError.databaseUnavailable
             case .invalidCredentials, .internalFailure: throw GatewayError.internalFailure
             }
         }

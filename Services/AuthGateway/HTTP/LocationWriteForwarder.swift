@@ -88,11 +88,7 @@ struct LocationWriteForwarder: Sendable {
                     return Self.relay(answer, status: status, requestID: write.requestID)
                 }
         }.recover { error in
-            guard let error = error as? GatewayError else {
-                locations.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(write.requestID)"])
-                return refusal(.internalFailure, requestID: write.requestID)
-            }
-            return refusal(error, requestID: write.requestID)
+            refusal(GatewayError.meaning(of: error, logger: locations.logger, requestID: write.requestID), requestID: write.requestID)
         }
     }
 

@@ -39,21 +39,17 @@ enum ErrorStyle: Sendable {
     case parse
 }
 
-/// Turns failures into the route family's error shape; anything unexpected is logged and answered 500.
+/// Turns failures into the route family's error shape (`GatewayError.meaning(of:)` says which failure is which).
 struct GatewayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let style: ErrorStyle
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as GatewayError {
-            if error == .internalFailure { context.logger.error("request failed") }
-            return response(for: error)
         } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
             throw error
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            return response(for: .internalFailure)
+            return response(for: GatewayError.meaning(of: error, logger: context.logger))
         }
     }
 

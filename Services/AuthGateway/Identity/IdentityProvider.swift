@@ -12,5 +12,7 @@ enum LoginError: Error, Equatable {
     case upstreamUnavailable
     case upstreamTimedOut
     case upstreamFailed(status: Int)
+    /// The account store (PostgreSQL) could not be asked.
+    case storeUnavailable
     case internalFailure
 }

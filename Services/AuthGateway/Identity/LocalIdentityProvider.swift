@@ -1,6 +1,7 @@
 import HummingbirdBcrypt
 import Logging
 import NIOPosix
+import ServiceKit
 
 /// Accounts kept in PostgreSQL with bcrypt password hashes.
 struct LocalIdentityProvider: IdentityProvider {
@@ -28,6 +29,8 @@ struct LocalIdentityProvider: IdentityProvider {
         let found: (account: Account, passwordHash: String)?
         do {
             found = try await accounts.local(emailKey: username.key)
+        } catch where Database.isOutage(error) {
+            throw .storeUnavailable
         } catch {
             logger.error("account lookup failed", metadata: ["error": "\(String(reflecting: error))"])
             throw .internalFailure

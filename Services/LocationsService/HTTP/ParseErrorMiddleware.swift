@@ -20,10 +20,7 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 return Self.response(status: .methodNotAllowed, ParseError(.operationForbidden, "\(request.method) is not allowed on \(request.uri.path)."))
             default: return Self.response(status: error.status, ParseError(.internalServerError, error.body ?? error.status.reasonPhrase))
             }
-        } catch is DeadlineExceeded {
-            context.logger.warning("request timed out waiting for the database")
-            return Self.response(for: .databaseUnavailable)
-        } catch let error as PSQLError where error.isOutage {
+        } catch where Database.isOutage(error) {
             context.logger.warning("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
             return Self.response(for: .databaseUnavailable)
         } catch {

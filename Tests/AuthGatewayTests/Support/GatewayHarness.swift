@@ -15,10 +15,12 @@ struct GatewayFixture: Sendable {
 }
 
 func withGateway(
+    database given: TestDatabase? = nil,
     configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, GatewayFixture) async throws -> Void
 ) async throws {
-    let database = try await TestDatabase.create()
+    let database: TestDatabase
+    if let given { database = given } else { database = try await TestDatabase.create() }
     let locations = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "debug"])
     defer { locations.terminate() }
     try await locations.waitUntilReady()

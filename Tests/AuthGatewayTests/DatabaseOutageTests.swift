@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+import ServiceKit
+import Testing
+import TestSupport
+@testable import AuthGateway
+
+/// The gateway's own database away (a relay between them cut, as a crash would): whatever needs it is
+/// answered 503 with `Retry-After` within the query deadline, in the route's own error shape, never 500;
+/// what does not need it keeps working; and service returns by itself when the database does.
+@Suite struct DatabaseOutageTests {
+    static let pin = #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#
+    static let unavailable = "The database is unavailable; try again shortly."
+
+    @Test func withTheDatabaseAwayEveryRouteThatNeedsItIsAQuick503AndServiceReturnsByItself() async throws {
+        let database = try await TestDatabase.create()
+        let target = try #require(URLComponents(string: database.url))
+        let proxy = TCPProxy(upstreamHost: try #require(target.host), upstreamPort: try #require(target.port))
+        try await proxy.start()
+        var relayed = target
+        relayed.port = proxy.port
+        let url = try #require(relayed.string)
+        try await withGateway(database: database, configure: { $0.database = try! DatabaseURL(url) }) { client, _ in
+            let writer = try await client.signedUpAndLoggedIn("writer@example.com")
+            let pin = try await client.postPin(as: writer)
+            // Logged in, never seen by this replica's session cache: its writes need the sessions table.
+            let unseen = try await client.signedUpAndLoggedIn("unseen@example.com")
+            await proxy.cut()
+
+            let parseStyle = #"{"code":100,"error":"\#(Self.unavailable)"}"#
+            let sessionStyle = #"{"status":503,"error":"\#(Self.unavailable)"}"#
+            let requests: [(HTTPRequest.Method, String, String?, [HTTPField], String)] = [
+                (.post, "/v1/StudentLocation", Self.pin, [unseen.bearer], parseStyle),
+                (.put, "/v1/StudentLocation/\(pin)", Self.pin, [unseen.bearer], parseStyle),
+                (.delete, "/v1/StudentLocation/\(pin)", nil, [unseen.bearer], parseStyle),
+                (.post, "/v1/session", #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#, [], ")]}'\n" + sessionStyle),
+                (.get, "/v1/users/\(writer.key)", nil, [unseen.bearer], ")]}'\n" + sessionStyle),
+                (.post, "/v1/accounts", #"{"email":"new@example.com","password":"long enough","firstName":"N","lastName":"N"}"#, [], sessionStyle),
+            ]
+            for (method, path, body, headers, expected) in requests {
+                let started = ContinuousClock.now
+                let reply = try await client.send(method, path, body: body, headers: headers)
+                let took = ContinuousClock.now - started
+                #expect(reply.status == .serviceUnavailable, "\(method) \(path): \(reply.status) \(reply.body)")
+                #expect(reply.body == expected, "\(method) \(path)")
+                #expect(reply.headers[.retryAfter] == "1", "\(method) \(path)")
+                #expect(took < .milliseconds(2_500), "\(method) \(path) took \(took)")
+            }
+            // Reading pins needs only locations-service, which still reaches its database.
+            #expect(try await client.send(.get, "/v1/StudentLocation").status == .ok)
+
+            try await proxy.start()
+            let deadline = ContinuousClock.now + .seconds(5)
+            var back = false
+            while !back, ContinuousClock.now < deadline {
+                back = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [unseen.bearer]).status == .ok
+                if !back { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(back, "writes did not come back within 5 s of the database")
+            #expect(try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#).status == .ok)
+        }
+        await proxy.cut()
+    }
+}
