@@ -24,7 +24,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 for product in locations-service auth-gateway onthemap; do
-    timeout 1800 swift build -c release --scratch-path .build-bench --product "$product" >"$results_dir/cli-build-$product.log" 2>&1 \
+    timeout 1800 swift build "${RELEASE_BUILD[@]}" --scratch-path .build-bench --product "$product" >"$results_dir/cli-build-$product.log" 2>&1 \
         || { tail -n 20 "$results_dir/cli-build-$product.log"; exit 1; }
 done
 bin=$root/.build-bench/release

@@ -109,7 +109,7 @@ ensure_postgres_installed
 log "building locations-service and auth-gateway (release)"
 # A scratch folder of its own, so a benchmark build never waits on (or disturbs) a development build.
 for product in locations-service auth-gateway; do
-    timeout 1800 swift build -c release --scratch-path .build-bench --product "$product" \
+    timeout 1800 swift build "${RELEASE_BUILD[@]}" --scratch-path .build-bench --product "$product" \
         >>"$results_dir/build.log" 2>&1 || { tail -n 30 "$results_dir/build.log"; fail "build of $product failed"; }
 done
 bin=$root/.build-bench/release/locations-service

@@ -12,10 +12,10 @@ locations_port=${LOCATIONS_PORT:-8081}
 gateway_port=${PORT:-8080}
 
 echo "building (release)..."
-swift build -c release --product locations-service
-swift build -c release --product auth-gateway
-swift build -c release --product onthemap
-bin=$(swift build -c release --show-bin-path)
+for product in locations-service auth-gateway onthemap; do
+    swift build "${RELEASE_BUILD[@]}" --product "$product"
+done
+bin=$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)
 
 mkdir -p .data
 start_private_postgres "$data_dir" "$pg_port"
