@@ -36,12 +36,12 @@ func buildApplication(
                                            accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
     }
     let sessionCache = SessionCache()
-    let sessionAnnouncements = ChannelListener(client: client, channel: SessionCache.channel, logger: logger,
-                                               onNotification: { sessionCache.heard($0) },
-                                               onConnectionChange: { sessionCache.setListening($0) })
     let sessions = Sessions(provider: provider, store: SessionStore(database: database), cache: sessionCache,
                             throttle: LoginThrottle(database: database, policy: configuration.throttle),
                             lifetime: configuration.sessionLifetime, logger: logger)
+    let sessionAnnouncements = ChannelListener(client: client, channel: SessionCache.channel, logger: logger,
+                                               onNotification: { sessionCache.heard($0) },
+                                               onConnectionChange: { await sessions.listeningChanged($0) })
     let internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
     let locations = LocationsClient(internalToken: configuration.internalToken, http: internalHTTP, timeout: .seconds(5), logger: logger)
 

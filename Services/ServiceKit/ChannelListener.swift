@@ -10,11 +10,13 @@ public struct ChannelListener: Service {
     public let channel: String
     public let logger: Logger
     public let onNotification: @Sendable (_ payload: String) -> Void
-    public let onConnectionChange: @Sendable (_ listening: Bool) -> Void
+    /// Awaited before any notification is handed on, so what it does on `true` (a check of what was cached
+    /// while nobody listened) comes before the notifications sent during it.
+    public let onConnectionChange: @Sendable (_ listening: Bool) async -> Void
 
     public init(client: PostgresClient, channel: String, logger: Logger,
                 onNotification: @escaping @Sendable (_ payload: String) -> Void,
-                onConnectionChange: @escaping @Sendable (_ listening: Bool) -> Void) {
+                onConnectionChange: @escaping @Sendable (_ listening: Bool) async -> Void) {
         self.client = client
         self.channel = channel
         self.logger = logger
@@ -29,7 +31,7 @@ public struct ChannelListener: Service {
                 do {
                     try await client.withConnection { connection in
                         try await connection.listen(on: channel) { notifications in
-                            onConnectionChange(true)
+                            await onConnectionChange(true)
                             pause = .milliseconds(200)
                             for try await notification in notifications {
                                 onNotification(notification.payload)
@@ -40,7 +42,7 @@ public struct ChannelListener: Service {
                     if Task.isCancelled { break }
                     logger.warning("listener of \(channel) lost its connection; retrying", metadata: ["error": "\(String(reflecting: error))"])
                 }
-                onConnectionChange(false)
+                await onConnectionChange(false)
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(5))
             }

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
 import ServiceKit
 import Testing
 import TestSupport
@@ -12,7 +14,19 @@ import TestSupport
     static let pin = #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#
     static let unavailable = "The database is unavailable; try again shortly."
 
-    @Test func withTheDatabaseAwayEveryRouteThatNeedsItIsAQuick503AndServiceReturnsByItself() async throws {
+    /// Whether `condition` comes true within `limit`, asked every 100 ms.
+    private static func within(_ limit: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// A gateway whose database connections pass through a relay the test can cut; locations-service
+    /// reaches the database directly.
+    private func withGatewayBehindRelay(_ body: @escaping @Sendable (any TestClientProtocol, TestDatabase, TCPProxy) async throws -> Void) async throws {
         let database = try await TestDatabase.create()
         let target = try #require(URLComponents(string: database.url))
         let proxy = TCPProxy(upstreamHost: try #require(target.host), upstreamPort: try #require(target.port))
@@ -21,6 +35,13 @@ import TestSupport
         relayed.port = proxy.port
         let url = try #require(relayed.string)
         try await withGateway(database: database, configure: { $0.database = try! DatabaseURL(url) }) { client, _ in
+            try await body(client, database, proxy)
+        }
+        await proxy.cut()
+    }
+
+    @Test func withTheDatabaseAwayEveryRouteThatNeedsItIsAQuick503AndServiceReturnsByItself() async throws {
+        try await withGatewayBehindRelay { client, _, proxy in
             let writer = try await client.signedUpAndLoggedIn("writer@example.com")
             let pin = try await client.postPin(as: writer)
             // Logged in, never seen by this replica's session cache: its writes need the sessions table.
@@ -50,15 +71,36 @@ import TestSupport
             #expect(try await client.send(.get, "/v1/StudentLocation").status == .ok)
 
             try await proxy.start()
-            let deadline = ContinuousClock.now + .seconds(5)
-            var back = false
-            while !back, ContinuousClock.now < deadline {
-                back = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [unseen.bearer]).status == .ok
-                if !back { try await Task.sleep(for: .milliseconds(100)) }
+            let back = try await Self.within(.seconds(5)) {
+                try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [unseen.bearer]).status == .ok
             }
             #expect(back, "writes did not come back within 5 s of the database")
             #expect(try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#).status == .ok)
         }
-        await proxy.cut()
+    }
+
+    @Test func sessionsAReplicaHoldsKeepWorkingThroughTheOutageAndOnesRevokedMeanwhileEndWhenItIsBack() async throws {
+        try await withGatewayBehindRelay { client, database, proxy in
+            let kept = try await client.signedUpAndLoggedIn("kept@example.com")
+            let revoked = try await client.signedUpAndLoggedIn("revoked@example.com")
+            _ = try await client.postPin(as: kept)
+            _ = try await client.postPin(as: revoked)
+            await proxy.cut()
+            try await Task.sleep(for: .milliseconds(500))  // the replica has noticed: its listener's connection is gone
+
+            // Served from the cache: locations-service, which holds the pins, still reaches its database.
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [kept.bearer]).status == .ok)
+            // Ended elsewhere while this replica hears nothing (another replica's logout, straight in the table).
+            try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
+                try await client.query("UPDATE auth.sessions SET revoked_at = now() WHERE account_key = \(revoked.key)", logger: TestDatabase.logger)
+            }
+
+            try await proxy.start()
+            let ended = try await Self.within(.seconds(5)) {
+                try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [revoked.bearer]).status == .unauthorized
+            }
+            #expect(ended, "a session revoked during the outage still writes 5 s after the database came back")
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [kept.bearer]).status == .ok)
+        }
     }
 }

@@ -93,4 +93,27 @@ struct Sessions: Sendable {
     }
 
     static let revocationEchoWait = Duration.seconds(1)
+
+    /// The replica's `LISTEN` connection came or went. Once it is back, the sessions held through the time
+    /// nobody listened are checked against the table (a revocation may have been missed); until then, and
+    /// if the check fails, they are served as they were, for at most the cache's `maximumAge`.
+    func listeningChanged(_ listening: Bool) async {
+        cache.setListening(listening)
+        let unconfirmed = cache.unconfirmed
+        guard listening, !unconfirmed.isEmpty else { return }
+        var start = unconfirmed.startIndex
+        do {
+            while start < unconfirmed.endIndex {
+                let batch = Array(unconfirmed[start..<min(start + Self.recheckBatch, unconfirmed.endIndex)])
+                cache.confirm(batch, live: try await store.liveSessions(tokenHashes: batch))
+                start += batch.count
+            }
+            logger.info("cached sessions rechecked after the session listener came back", metadata: ["sessions": "\(unconfirmed.count)"])
+        } catch {
+            logger.warning("could not recheck cached sessions; they expire from the cache by themselves",
+                           metadata: ["error": "\(String(reflecting: error))", "unchecked": "\(unconfirmed.count - start)"])
+        }
+    }
+
+    static let recheckBatch = 1_000
 }

@@ -5,8 +5,10 @@ import Synchronization
 ///
 /// Whatever would make an entry wrong is announced on the channel `auth_sessions` by the statement that
 /// does it (a logout: `revoked:<token hash>`; new names from an identity provider: `account:<key>`), and
-/// every replica drops what it hears of. Nothing is trusted while the replica is not listening, since an
-/// announcement may have been missed then; and no entry outlives `maximumAge`, whatever happens.
+/// every replica drops what it hears of. While the replica is not listening an announcement may be missed:
+/// nothing new is cached then, and what was held is marked unconfirmed. It is still served (so a database
+/// outage does not send every write to a database that is down, or refuse it) until the listener is back
+/// and `Sessions` has checked it against the table. No entry outlives `maximumAge`, whatever happens.
 final class SessionCache: Sendable {
     static let channel = "auth_sessions"
 
@@ -19,6 +21,8 @@ final class SessionCache: Sendable {
     private struct State {
         var entries: [String: Entry] = [:]
         var listening = false
+        /// Entries held across a time nobody listened, not yet checked against the table.
+        var unconfirmed: Set<String> = []
         /// Moves on with every announcement: a lookup that raced one is not kept.
         var generation: UInt64 = 0
         /// The last revocations heard, newest last, for a logout to see its own come back.
@@ -37,9 +41,10 @@ final class SessionCache: Sendable {
     /// The account of a session known to be live, by the hex SHA-256 of its token.
     func account(tokenHash: String, now: Timestamp = .now()) -> Account? {
         state.withLock { state in
-            guard state.listening, let entry = state.entries[tokenHash] else { return nil }
+            guard let entry = state.entries[tokenHash] else { return nil }
             guard now < entry.expiresAt, ContinuousClock.now - entry.storedAt < maximumAge else {
                 state.entries[tokenHash] = nil
+                state.unconfirmed.remove(tokenHash)
                 return nil
             }
             return entry.account
@@ -66,6 +71,7 @@ final class SessionCache: Sendable {
             if payload.hasPrefix(Self.revokedPrefix) {
                 let hash = String(payload.dropFirst(Self.revokedPrefix.count))
                 state.entries[hash] = nil
+                state.unconfirmed.remove(hash)
                 state.heardRevocations.append(hash)
                 if state.heardRevocations.count > 64 { state.heardRevocations.removeFirst() }
             } else if payload.hasPrefix(Self.accountPrefix) {
@@ -73,6 +79,7 @@ final class SessionCache: Sendable {
                 state.entries = state.entries.filter { $0.value.account.key != key }
             } else {
                 state.entries.removeAll()
+                state.unconfirmed.removeAll()
             }
         }
     }
@@ -82,19 +89,38 @@ final class SessionCache: Sendable {
         state.withLock { state in
             state.generation &+= 1
             state.entries[tokenHash] = nil
+            state.unconfirmed.remove(tokenHash)
         }
     }
 
-    /// Whether this replica hears announcements now. Either way, what was cached before is dropped.
+    /// Whether this replica hears announcements now. Losing them leaves every entry held unconfirmed.
     func setListening(_ listening: Bool) {
         state.withLock { state in
             state.listening = listening
             state.generation &+= 1
-            state.entries.removeAll()
+            if !listening { state.unconfirmed.formUnion(state.entries.keys) }
         }
     }
 
     var isListening: Bool { state.withLock { $0.listening } }
+
+    /// The token hashes to check against the table once the replica listens again.
+    var unconfirmed: [String] { state.withLock { Array($0.unconfirmed) } }
+
+    /// The outcome of checking `checked` against the table: the live ones, with their accounts as they are
+    /// now, stay (confirmed); the others are dropped. An entry an announcement dropped meanwhile stays dropped.
+    func confirm(_ checked: [String], live: [String: (account: Account, expiresAt: Timestamp)]) {
+        state.withLock { state in
+            for hash in checked where state.unconfirmed.remove(hash) != nil {
+                guard let entry = state.entries[hash] else { continue }
+                if let session = live[hash] {
+                    state.entries[hash] = Entry(account: session.account, expiresAt: session.expiresAt, storedAt: entry.storedAt)
+                } else {
+                    state.entries[hash] = nil
+                }
+            }
+        }
+    }
 
     func hasHeardRevocation(tokenHash: String) -> Bool {
         state.withLock { $0.heardRevocations.contains(tokenHash) }

@@ -30,6 +30,22 @@ struct SessionStore: Sendable {
         return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
     }
 
+    /// Of the sessions with these token hashes (hex SHA-256), the live ones and their accounts as they are now.
+    func liveSessions(tokenHashes: [String]) async throws -> [String: (account: Account, expiresAt: Timestamp)] {
+        let rows = try await database.query("""
+            SELECT encode(s.token_hash, 'hex'), a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
+            FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
+            WHERE s.token_hash IN (SELECT decode(hash, 'hex') FROM unnest(\(tokenHashes)::text[]) AS hash)
+              AND s.revoked_at IS NULL AND s.expires_at > now()
+            """)
+        var live: [String: (account: Account, expiresAt: Timestamp)] = [:]
+        for row in rows {
+            let (hash, key, provider, email, first, last, expires) = try row.decode((String, String, String, String, String, String, Date).self)
+            live[hash] = (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
+        }
+        return live
+    }
+
     /// Ends a session (by the SHA-256 of its token) now, and tells every replica in the same statement (the
     /// notification goes out when it commits). Returns false when there was no live session with this token.
     @discardableResult

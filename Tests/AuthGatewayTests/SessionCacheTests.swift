@@ -1,0 +1,47 @@
+import OnTheMapShared
+import Testing
+@testable import AuthGateway
+
+/// What a replica's session cache serves when it loses, and regains, the announcements of revocations.
+@Suite struct SessionCacheTests {
+    let ada = Account(key: "1111111111", provider: "local", email: "ada@example.com", firstName: "Ada", lastName: "Lovelace")
+    let bob = Account(key: "2222222222", provider: "local", email: "bob@example.com", firstName: "Bob", lastName: "Kahn")
+    let later = Timestamp(millisecondsSince1970: Timestamp.now().millisecondsSince1970 + 3_600_000)
+
+    private func listeningCache(holding accounts: [(String, Account)]) -> SessionCache {
+        let cache = SessionCache()
+        cache.setListening(true)
+        for (hash, account) in accounts { cache.store(account, expiresAt: later, tokenHash: hash, readAt: cache.generation) }
+        return cache
+    }
+
+    @Test func sessionsHeldWhenTheListenerIsLostAreStillServedButNothingNewIsCached() {
+        let cache = listeningCache(holding: [("a", ada)])
+        cache.setListening(false)
+        #expect(cache.account(tokenHash: "a") == ada)
+        #expect(cache.unconfirmed == ["a"])
+        cache.store(bob, expiresAt: later, tokenHash: "b", readAt: cache.generation)
+        #expect(cache.account(tokenHash: "b") == nil, "a session read while nobody listens may be revoked unheard")
+    }
+
+    @Test func onceCheckedTheRevokedAreDroppedAndTheLiveKeptWithTheirAccountsAsTheyAreNow() {
+        let cache = listeningCache(holding: [("a", ada), ("b", bob)])
+        cache.setListening(false)
+        cache.setListening(true)
+        var renamed = ada
+        renamed.firstName = "Augusta"
+        cache.confirm(["a", "b"], live: ["a": (renamed, later)])
+        #expect(cache.account(tokenHash: "a")?.firstName == "Augusta")
+        #expect(cache.account(tokenHash: "b") == nil)
+        #expect(cache.unconfirmed.isEmpty)
+    }
+
+    @Test func aRevocationHeardDuringTheCheckIsNotUndoneByIt() {
+        let cache = listeningCache(holding: [("a", ada)])
+        cache.setListening(false)
+        cache.setListening(true)
+        cache.heard(SessionCache.revokedPrefix + "a")
+        cache.confirm(["a"], live: ["a": (ada, later)])
+        #expect(cache.account(tokenHash: "a") == nil)
+    }
+}
