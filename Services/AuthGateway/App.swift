@@ -42,7 +42,7 @@ struct Serve: AsyncParsableCommand {
         configuration.host = host
         if let port { configuration.port = port }
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        bootstrapMetrics(registry)
         try await buildApplication(configuration, registry: registry).runService()
     }
 }

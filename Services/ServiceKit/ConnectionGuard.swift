@@ -66,6 +66,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func start(context: ChannelHandlerContext) {
         guard ticker == nil else { return }
+        OperatorMetrics.connectionOpened()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: .init(limits.tick), delay: .init(limits.tick)) { _ in
             let (handler, context) = loopBound.value
@@ -83,6 +84,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// answer to the request it is about to send.
     private func refuse(context: ChannelHandlerContext, address: String) {
         refused = true
+        OperatorMetrics.refused("tooManyConnections")
         logger.notice("connection refused: too many from one address", metadata: ["address": "\(address)", "limit": "\(perAddress.limit)"])
         let body = #"{"status":429,"error":"Too many open connections from your address (at most \#(perAddress.limit)); close some and try again."}"#
         var head = HTTPResponseHead(version: .http1_1, status: .tooManyRequests)
@@ -108,8 +110,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func stop() {
-        ticker?.cancel()
-        ticker = nil
+        guard let ticker else { return }
+        ticker.cancel()
+        self.ticker = nil
+        OperatorMetrics.connectionClosed()
         if let counted { perAddress.close(counted) }
         counted = nil
     }
@@ -159,6 +163,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func perform(_ action: ConnectionGuardState.Action, context: ChannelHandlerContext) {
         guard case .close(let reason) = action else { return }
+        OperatorMetrics.closedConnection("\(reason)")
         logger.debug("connection closed", metadata: ["reason": "\(reason.rawValue)", "peer": "\(context.channel.remoteAddress?.description ?? "-")"])
         stop()
         context.close(promise: nil)

@@ -24,8 +24,10 @@ public struct Database: Sendable {
 
     /// Runs one statement and returns all its rows (request-path results are small).
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await withDeadline(timeout) { [client, logger] in
-            try await client.query(query, logger: logger).collect()
+        try await OperatorMetrics.query {
+            try await withDeadline(timeout) { [client, logger] in
+                try await client.query(query, logger: logger).collect()
+            }
         }
     }
 }

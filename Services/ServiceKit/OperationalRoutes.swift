@@ -1,4 +1,5 @@
 import Hummingbird
+import Metrics
 import OnTheMapShared
 import Prometheus
 
@@ -32,14 +33,28 @@ extension RouterMethods {
     }
 
     /// `/metrics` (Prometheus text), behind whatever middleware the group it is added to carries.
-    public func addMetricsRoute(registry: PrometheusCollectorRegistry) {
+    /// `refresh` sets the gauges that are read rather than kept up to date (a position in the database).
+    public func addMetricsRoute(registry: PrometheusCollectorRegistry, refresh: @escaping @Sendable () async -> Void = {}) {
         get("metrics") { _, _ in
+            await refresh()
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: .init(bytes: buffer)))
         }
     }
+}
+
+/// swift-metrics writes into `registry` (what `/metrics` shows), with histogram buckets from a quarter of a
+/// millisecond (a hot read) to 10 s (a query deadline is 2 s, a call to another service 5 s).
+public func bootstrapMetrics(_ registry: PrometheusCollectorRegistry) {
+    var factory = PrometheusMetricsFactory(registry: registry)
+    factory.defaultDurationHistogramBuckets = [
+        .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+    MetricsSystem.bootstrap(factory)
 }
 
 extension Migrator {

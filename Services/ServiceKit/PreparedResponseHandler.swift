@@ -152,6 +152,8 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// to the router too: answering it here would overtake their responses on a pipelined connection.
     private var routed = 0
     private var current = Current.routing
+    /// The route (method and path pattern) and start of the request this handler is answering, for its metrics.
+    private var answering: (route: String, since: ContinuousClock.Instant)?
     private var held: [HTTPServerRequestPart] = []
     private var readPending = false
     /// The server asked connections to wind down while an answer of this handler's was owed: the request
@@ -234,6 +236,7 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
               let handling = prepared(PreparedRequest(method: head.method, target: head.uri, headers: head.headers))
         else { return .routing }
         logger.debug("answered before the router", metadata: ["hb.request.method": "\(head.method)", "hb.request.path": "\(head.uri)"])
+        answering = (Self.route(head.method, head.uri), .now)
         switch handling {
         case .answer(let answer): return .answering(answer)
         case .deferred(let deferral): return .collecting(deferral, body: ByteBuffer())
@@ -266,6 +269,18 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
         if let body = answer.body { output.write(NIOAny(body), promise: nil) }
         output.flush()
         counters.count(answer.status)
+        if let answering { OperatorMetrics.answered(route: answering.route, status: answer.status, since: answering.since) }
+        answering = nil
+    }
+
+    /// The pattern of a path this handler answers, as the router names its routes: a collection is its own
+    /// pattern; a PUT or DELETE names one pin, whose id is the last segment.
+    static func route(_ method: HTTPMethod, _ target: String) -> String {
+        let path = target.prefix { $0 != "?" }
+        if method == .PUT || method == .DELETE, let slash = path.lastIndex(of: "/") {
+            return "\(method.rawValue) \(path[...slash]):objectId"
+        }
+        return "\(method.rawValue) \(path)"
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

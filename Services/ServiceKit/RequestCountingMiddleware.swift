@@ -22,7 +22,7 @@ public final class RequestCounters: Sendable {
     }
 }
 
-/// Counts every response the router gives.
+/// Counts and times every response the router gives, by the matched route's pattern.
 public struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddleware {
     private let counters: RequestCounters
 
@@ -31,8 +31,22 @@ public struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddlewa
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let response = try await next(request, context)
-        counters.count(response.status)
-        return response
+        let start = ContinuousClock.now
+        let status: HTTPResponse.Status
+        defer {
+            counters.count(status)
+            OperatorMetrics.answered(route: "\(request.method) \(context.endpointPath ?? "NotFound")", status: status, since: start)
+        }
+        do {
+            let response = try await next(request, context)
+            status = response.status
+            return response
+        } catch let error as any HTTPResponseError {
+            status = error.status
+            throw error
+        } catch {
+            status = .internalServerError
+            throw error
+        }
     }
 }

@@ -34,14 +34,18 @@ struct GeocodeController: Sendable {
         }
         var results = gazetteer.search(query, limit: limit)
         if let upstream, results.isEmpty || query.contains(where: \.isNumber) {
+            let start = ContinuousClock.now
             do {
                 results = Array((try await upstream.geocode(query, limit: limit) + results).prefix(limit))
+                OperatorMetrics.called("geocoder", result: "ok", since: start)
             } catch let error as GeocoderError where results.isEmpty {
+                OperatorMetrics.called("geocoder", result: error == .upstreamTimedOut ? "timeout" : "unavailable", since: start)
                 switch error {
                 case .upstreamTimedOut: throw GatewayError.geocoderTimedOut
                 case .upstreamUnavailable, .upstreamFailed: throw GatewayError.geocoderUnavailable
                 }
             } catch {
+                OperatorMetrics.called("geocoder", result: "error", since: start)
                 context.logger.warning("geocoder upstream failed; answering from the gazetteer", metadata: ["error": "\(error)"])
             }
         }

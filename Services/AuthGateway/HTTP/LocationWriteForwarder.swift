@@ -119,6 +119,7 @@ struct LocationWriteForwarder: Sendable {
     }
 
     private func refusal(_ error: GatewayError, requestID: String) -> PreparedResponse {
+        OperatorMetrics.refused(caseName(error))
         var answer = ParseWire.answer(for: error)
         answer.append(HTTPField(name: .requestID, value: requestID))
         return answer

@@ -54,7 +54,8 @@ struct GatewayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func response(for error: GatewayError) -> Response {
-        switch style {
+        OperatorMetrics.refused(caseName(error))
+        return switch style {
         case .session(let prefixed):
             SessionWire.response(SessionWire.errorBody(error), status: error.status, headers: error.extraHeaders, prefixed: prefixed)
         case .parse:

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServiceKit
 
 /// Forwards the login to a Udacity-compatible API (`UDACITY_BASE_URL`), then reads the account's names
 /// from its `/users/{key}`. Its answers start with the 5-byte prefix, which is stripped here.
@@ -57,16 +58,20 @@ struct UdacityIdentityProvider: IdentityProvider {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
+        let start = ContinuousClock.now
         do {
             let response = try await httpClient.execute(request, timeout: timeout)
             var bytes = try await response.body.collect(upTo: 1 << 20)
+            OperatorMetrics.called("identity-provider", result: "ok", since: start)
             if bytes.readableBytesView.starts(with: Array(")]}'\n".utf8)) { bytes.moveReaderIndex(forwardBy: 5) }
             let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any] ?? [:]
             return (Int(response.status.code), json)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            OperatorMetrics.called("identity-provider", result: "timeout", since: start)
             logger.warning("Udacity did not answer in time", metadata: ["error": "\(error)"])
             throw .upstreamTimedOut
         } catch {
+            OperatorMetrics.called("identity-provider", result: "unavailable", since: start)
             logger.warning("Udacity unreachable", metadata: ["error": "\(String(reflecting: error))"])
             throw .upstreamUnavailable
         }

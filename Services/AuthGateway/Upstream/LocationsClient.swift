@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import OnTheMapShared
+import ServiceKit
 
 /// Calls the locations-service with the internal token. Every call has a time limit; a service that is
 /// down or silent becomes `GatewayError.locationsUnavailable`, never a hang.
@@ -65,8 +66,14 @@ struct LocationsClient: Sendable {
         outgoing.add(name: InternalHeaders.requestID, value: requestID)
         if let actor { outgoing.add(name: InternalHeaders.actor, value: actor.headerValue) }
         let target = path + (query.map { "?" + $0 } ?? "")
+        let start = ContinuousClock.now
         return http.execute(method: method, target: target, headers: outgoing, body: body, timeout: timeout ?? self.timeout, on: eventLoop)
+            .map { answer in
+                OperatorMetrics.called("locations-service", result: "ok", since: start)
+                return answer
+            }
             .flatMapErrorThrowing { [logger] error in
+                OperatorMetrics.called("locations-service", result: "unavailable", since: start)
                 logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
                 throw GatewayError.locationsUnavailable
             }

@@ -13,6 +13,35 @@ struct HealthController<Context: RequestContext>: Sendable {
         router.addHealthRoutes { [database] in
             [await Migrator.problem(database, schema: Migrations.schema, migrations: Migrations.all)].compactMap { $0 }
         }
-        router.group().add(middleware: InternalTokenMiddleware(token: token)).addMetricsRoute(registry: registry)
+        let positions = LogPositionGauges(registry: registry, readModel: ReadModel(database: database))
+        router.group().add(middleware: InternalTokenMiddleware(token: token)).addMetricsRoute(registry: registry) {
+            await positions.refresh()
+        }
+    }
+}
+
+/// Where the log and the read model stand, read when `/metrics` is asked: the log's head, the pins in the
+/// read model, and the position the last replay rebuilt it to. Left as they were when the database is away.
+struct LogPositionGauges: Sendable {
+    let head: Gauge
+    let pins: Gauge
+    let replayed: Gauge
+    let readModel: ReadModel
+
+    init(registry: PrometheusCollectorRegistry, readModel: ReadModel) {
+        func gauge(_ name: String, _ help: String) -> Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "onthemap", metricName: name, unitName: "", helpText: help))
+        }
+        head = gauge("event_log_head_position", "The position of the newest event in the log.")
+        pins = gauge("read_model_pins", "Pins in the read model (the current state of every pin).")
+        replayed = gauge("replay_checkpoint_position", "The log position the last replay rebuilt the read model to (0: never).")
+        self.readModel = readModel
+    }
+
+    func refresh() async {
+        guard let standing = try? await readModel.standing() else { return }
+        head.set(standing.head)
+        pins.set(standing.pins)
+        replayed.set(standing.replayed)
     }
 }

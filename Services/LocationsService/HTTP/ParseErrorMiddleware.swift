@@ -11,6 +11,7 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as LocationError {
+            OperatorMetrics.refused(caseName(error))
             return Self.response(for: error)
         } catch let error as HTTPError {
             switch error.status {
@@ -22,9 +23,11 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         } catch where Database.isOutage(error) {
             context.logger.warning("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
+            OperatorMetrics.refused(caseName(LocationError.databaseUnavailable))
             return Self.response(for: .databaseUnavailable)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            OperatorMetrics.refused("internalFailure")
             return Self.response(status: .internalServerError, ParseError(.internalServerError, "Internal server error."))
         }
     }

@@ -50,6 +50,18 @@ struct ReadModel: Sendable {
         return try rows.map { try Self.pin(from: $0).location }
     }
 
+    /// Where the log and this model stand: the log's head position, the pins, and the position the last
+    /// replay rebuilt the model to (0 when none has).
+    func standing() async throws -> (head: Int64, pins: Int64, replayed: Int64) {
+        let rows = try await database.query("""
+            SELECT (SELECT coalesce(max(position), 0) FROM locations.events),
+                   (SELECT count(*) FROM locations.pins),
+                   (SELECT coalesce(max(position), 0) FROM locations.projection_checkpoints WHERE projection = 'pins')
+            """)
+        guard let row = rows.first else { return (0, 0, 0) }
+        return try row.decode((Int64, Int64, Int64).self)
+    }
+
     static func pin(from row: PostgresRow) throws -> Pin {
         let (objectId, uniqueKey, firstName, lastName, mapString, mediaURL, latitude, longitude, createdAt, updatedAt, version) =
             try row.decode((String, String, String, String, String, String, Double, Double, Date, Date, Int).self)

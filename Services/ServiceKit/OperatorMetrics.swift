@@ -1,0 +1,110 @@
+import HTTPTypes
+import Metrics
+import Synchronization
+
+/// What an operator watches on `/metrics`, beside the request counts (`RequestCounters`). Every name is
+/// listed in the README; the services' `serve` commands bootstrap swift-metrics with the Prometheus registry
+/// that `/metrics` writes out, and without that (in tests) these cost nothing.
+///
+/// A handle looked up by name and labels costs a registry lock and a dictionary search, so each one is made
+/// once and kept here: on a request's path the cost is one lock of our own and the metric's own update.
+public enum OperatorMetrics {
+    /// Time to answer (from the request head to the answer handed to the connection), by route and status class.
+    public static let requestDuration = "onthemap_http_request_duration_seconds"
+    /// Requests refused or failed, by the reason the answer gives (`throttled`, `notLoggedIn`, `databaseUnavailable`…).
+    public static let refusals = "onthemap_refusals_total"
+    /// Connections open now, and connections closed by the server (by why: slow head or body, idle, a client gone).
+    public static let openConnections = "onthemap_open_connections"
+    public static let closedConnections = "onthemap_connections_closed_total"
+    /// Queries being run or waiting for a pooled connection, their time (wait included), and failures by kind.
+    public static let queriesInFlight = "onthemap_db_queries_in_flight"
+    public static let queryDuration = "onthemap_db_query_duration_seconds"
+    public static let queryFailures = "onthemap_db_query_failures_total"
+    /// Calls to other services (locations-service, the identity provider, the geocoder), by target and result.
+    public static let outboundCalls = "onthemap_outbound_requests_total"
+    public static let outboundDuration = "onthemap_outbound_request_duration_seconds"
+
+    /// More distinct label sets than this for one metric are counted under `other`: a label is never taken
+    /// from what a client sent unchecked, but a bound keeps a mistake from growing the registry without end.
+    static let labelSetsPerMetric = 200
+
+    private static let handles = Mutex<[String: any Sendable]>([:])
+
+    private static func handle<T: Sendable>(_ name: String, _ labels: [(String, String)], make: (String, [(String, String)]) -> T) -> T {
+        let key = ([name] + labels.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+        return handles.withLock { handles in
+            if let found = handles[key] as? T { return found }
+            let count = handles.keys.count { $0.hasPrefix(name + "|") }
+            let made = count < labelSetsPerMetric ? make(name, labels) : make(name, labels.map { ($0.0, "other") })
+            handles[key] = made
+            return made
+        }
+    }
+
+    private static func timer(_ name: String, _ labels: [(String, String)]) -> Timer {
+        handle(name, labels) { Timer(label: $0, dimensions: $1, preferredDisplayUnit: .seconds) }
+    }
+
+    private static func counter(_ name: String, _ labels: [(String, String)]) -> Counter {
+        handle(name, labels) { Counter(label: $0, dimensions: $1) }
+    }
+
+    private static func meter(_ name: String) -> Meter {
+        handle(name, []) { Meter(label: $0, dimensions: $1) }
+    }
+
+    public static func statusClass(_ status: HTTPResponse.Status) -> String {
+        "\(min(max(status.code / 100, 1), 5))xx"
+    }
+
+    /// One answered request; `route` is the route's pattern (`PUT /v1/StudentLocation/:objectId`), never the raw path.
+    public static func answered(route: String, status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
+        timer(requestDuration, [("route", route), ("status", statusClass(status))]).recordInterval(since: start)
+    }
+
+    public static func refused(_ reason: String) {
+        counter(refusals, [("reason", reason)]).increment()
+    }
+
+    public static func connectionOpened() { meter(openConnections).increment() }
+    public static func connectionClosed() { meter(openConnections).decrement() }
+    public static func closedConnection(_ reason: String) {
+        counter(closedConnections, [("reason", reason)]).increment()
+    }
+
+    /// Runs one query, counted while it runs, timed, and its failure counted as an outage or an error.
+    public static func query<T>(_ run: () async throws -> T) async throws -> T {
+        let inFlight = meter(queriesInFlight)
+        let start = ContinuousClock.now
+        inFlight.increment()
+        defer {
+            inFlight.decrement()
+            timer(queryDuration, []).recordInterval(since: start)
+        }
+        do {
+            return try await run()
+        } catch {
+            counter(queryFailures, [("kind", Database.isOutage(error) ? "outage" : "error")]).increment()
+            throw error
+        }
+    }
+
+    /// One call to another service. `result`: `ok` (it answered, whatever its status), `unavailable`,
+    /// `timeout`, or `error`.
+    public static func called(_ target: String, result: String, since start: ContinuousClock.Instant) {
+        counter(outboundCalls, [("target", target), ("result", result)]).increment()
+        timer(outboundDuration, [("target", target)]).recordInterval(since: start)
+    }
+}
+
+extension Timer {
+    func recordInterval(since start: ContinuousClock.Instant) {
+        let elapsed = (ContinuousClock.now - start).components
+        recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+    }
+}
+
+/// The name of an error value's case, for a metric's label: `throttled(retryAfter: 3)` → `throttled`.
+public func caseName(_ value: some Error) -> String {
+    String(String(describing: value).prefix { $0 != "(" })
+}

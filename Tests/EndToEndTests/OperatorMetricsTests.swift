@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `/metrics` as an operator reads it from the real binaries: what was asked, how long it took, what was
+/// refused and why, the connections, the database and the calls between services, and where the log stands.
+@Suite struct OperatorMetricsTests {
+    /// `name{labels}` → value, from Prometheus text.
+    static func samples(_ text: String) -> [String: Double] {
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+
+    @Test func anOperatorSeesRequestsByRouteRefusalsByReasonConnectionsQueriesCallsAndTheLogsHead() async throws {
+        try await OpenAPITests.withSystem { gateway, locations in
+
+            let pin = #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#
+            // First, while this process's URL session holds no session cookie yet.
+            #expect(try await gateway.request("POST", "/v1/StudentLocation", body: pin, token: false).0 == 401)
+            let signUp = try await gateway.request("POST", "/v1/accounts", body: #"{"email":"ops@example.com","password":"correct horse","firstName":"Op","lastName":"Erator"}"#, token: false)
+            #expect(signUp.0 == 201, "\(signUp)")
+            let login = try await gateway.request("POST", "/v1/session", body: #"{"udacity":{"username":"ops@example.com","password":"correct horse"}}"#, token: false)
+            let session = try #require(((try JSONSerialization.jsonObject(with: Data(login.1.utf8.dropFirst(5))) as? [String: Any])?["session"] as? [String: Any])?["id"] as? String)
+            #expect(try await gateway.request("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"], token: false).0 == 200)
+            #expect(try await gateway.get("/v1/StudentLocation", token: false).0 == 200)
+
+            let (status, text) = try await gateway.get("/metrics", token: false)
+            #expect(status == 200)
+            let seen = Self.samples(text)
+            let duration = "onthemap_http_request_duration_seconds_count"
+            #expect(seen[#"\#(duration){route="POST /v1/accounts",status="2xx"}"#] == 1, "\(text)")
+            #expect(seen[#"\#(duration){route="POST /v1/StudentLocation",status="2xx"}"#] == 1, "the door before the router is timed too")
+            #expect(seen[#"\#(duration){route="POST /v1/StudentLocation",status="4xx"}"#] == 1)
+            #expect(seen[#"onthemap_refusals_total{reason="notLoggedIn"}"#] == 1)
+            #expect((seen["onthemap_open_connections"] ?? 0) >= 1)
+            #expect((seen["onthemap_db_query_duration_seconds_count"] ?? 0) >= 3, "sign-up, login and the session lookup")
+            #expect((seen[#"onthemap_outbound_requests_total{target="locations-service",result="ok"}"#] ?? 0) >= 1)
+            #expect(seen["onthemap_live_streams"] == 0)
+
+            #expect(try await locations.get("/metrics", token: false).0 == 401, "the service's figures need its token")
+            let service = Self.samples(try await locations.get("/metrics").1)
+            #expect(service["onthemap_event_log_head_position"] == 1)
+            #expect(service["onthemap_read_model_pins"] == 1)
+            #expect(service["onthemap_replay_checkpoint_position"] == 0)
+        }
+    }
+}
