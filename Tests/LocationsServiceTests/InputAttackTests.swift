@@ -197,7 +197,7 @@ import TestSupport
             let id = try #require(posted.json["objectId"] as? String, "\(posted.body)")
             let escaped = [#""firstName":"<img src=x onerror=alert(1)>""#, #""lastName":"O'Brien\"); DROP TABLE x;--\\""#,
                            #""mapString":"</script><script>alert(\"pwned\")</script>""#, #""mediaURL":"https://x.com/?q=<script>""#]
-            for uri in ["/v1/StudentLocation/\(id)", "/v1/StudentLocation", "/v1/StudentLocation?limit=5", "/v1/StudentLocation/changes?after=0-0"] {
+            for uri in ["/v1/StudentLocation/\(id)", "/v1/StudentLocation", "/v1/StudentLocation?limit=5", "/v1/StudentLocation/changes?after=0-0&wait=20"] {
                 let reply = try await client.send(.get, uri)
                 #expect(reply.status == .ok, "\(uri)")
                 #expect(reply.headers[.contentType] == "application/json", "\(uri)")
