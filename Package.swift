@@ -88,6 +88,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                "WebClient",
             ],
             path: "Services/AuthGateway",
             resources: [.copy("Resources")]
@@ -112,6 +113,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Clients/OnTheMapClient"
+        ),
+        // The browser client's static files, shipped as a resource bundle beside the gateway's binary.
+        .target(
+            name: "WebClient",
+            path: "Clients/web",
+            resources: [.copy("static")]
         ),
         .executableTarget(
             name: "OnTheMapCLI",

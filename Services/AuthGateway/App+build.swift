@@ -6,6 +6,7 @@ import OnTheMapShared
 import PostgresNIO
 import Prometheus
 import ServiceKit
+import WebClient
 
 /// The gateway's parts, wired together. Tests build it with their own configuration.
 func buildApplication(
@@ -54,6 +55,12 @@ func buildApplication(
     router.middlewares.add(RequestCountingMiddleware(counters))
     GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
     try OpenAPIController.bundled().addRoutes(to: router)
+    let page = WebClientFiles.PageSettings(tileURL: configuration.tileURL, identityProvider: configuration.identityProvider.rawValue,
+                                           signUpURL: configuration.identityProvider == .udacity ? WebClientFiles.udacitySignUpURL : nil)
+    let webFiles = try WebClientFiles.load(clientDirectory: WebClientBundle.directory, leafletDirectory: configuration.leafletDirectory,
+                                           page: page, logger: logger)
+    WebClientController(files: webFiles, tiles: TileOrigin(configuration.tileURL) ?? TileOrigin(GatewayConfiguration.defaultTileURL)!)
+        .addRoutes(to: router)
 
     for base in ["v1", "api"] {
         let session = router.group("\(base)/session").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))

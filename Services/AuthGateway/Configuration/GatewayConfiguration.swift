@@ -18,6 +18,8 @@ struct GatewayConfiguration: Sendable {
     var udacityBaseURL: String?
     var geocoderURL: String?
     var tileURL: String
+    /// Where Leaflet's files are (`LEAFLET_DIR`); the web client's map needs `leaflet.js` and `leaflet.css`.
+    var leafletDirectory = defaultLeafletDirectory
     var sessionLifetime: Duration
     var logLevel: Logger.Level
     /// How long the Udacity API and the geocoder may take before the user is told they timed out.
@@ -34,9 +36,11 @@ struct GatewayConfiguration: Sendable {
 
     static let defaultPort = 8080
     static let defaultTileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    /// Debian's `libjs-leaflet`.
+    static let defaultLeafletDirectory = "/usr/share/javascript/leaflet"
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
-    /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
+    /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
     /// `MAX_STREAMS_PER_CLIENT` and `TRUSTED_PROXIES`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
@@ -56,8 +60,8 @@ struct GatewayConfiguration: Sendable {
         var geocoder: String?
         if let text = reader["GEOCODER_URL"] { geocoder = try httpURL(text, name: "GEOCODER_URL") }
         let tiles = reader["TILE_URL"] ?? defaultTileURL
-        guard tiles.contains("{z}"), tiles.contains("{x}"), tiles.contains("{y}") else {
-            throw ConfigurationError("TILE_URL must contain {z}, {x} and {y}, got \"\(tiles)\"")
+        guard tiles.contains("{z}"), tiles.contains("{x}"), tiles.contains("{y}"), TileOrigin(tiles) != nil else {
+            throw ConfigurationError("TILE_URL must be an http(s) URL with {z}, {x} and {y}, got \"\(tiles)\"")
         }
         var configuration = GatewayConfiguration(
             database: try reader.database(), port: try reader.port(default: defaultPort),
@@ -65,6 +69,7 @@ struct GatewayConfiguration: Sendable {
             udacityBaseURL: udacity, geocoderURL: geocoder, tileURL: tiles,
             sessionLifetime: try sessionTTL(reader["SESSION_TTL"]), logLevel: try reader.logLevel())
         configuration.limits = try reader.connectionLimits()
+        configuration.leafletDirectory = reader["LEAFLET_DIR"] ?? defaultLeafletDirectory
         configuration.streamsPerClient = try reader.positiveInteger("MAX_STREAMS_PER_CLIENT", default: defaultStreamsPerClient)
         return configuration
     }

@@ -13,7 +13,7 @@ struct UnknownRouteMiddleware: RouterMiddleware {
             ("v1/session", [.post, .delete]), ("api/session", [.post, .delete]),
             ("v1/users/*", [.get]), ("api/users/*", [.get]), ("v1/accounts", [.post]),
             ("v1/StudentLocation/events", [.get]), ("v1/geocode", [.get]),
-            ("openapi.yaml", [.get]), ("healthz", [.get]), ("readyz", [.get]), ("metrics", [.get]),
+            ("", [.get]), ("openapi.yaml", [.get]), ("healthz", [.get]), ("readyz", [.get]), ("metrics", [.get]),
         ]
         for base in ["v1/StudentLocation", "parse/classes/StudentLocation", "1/classes/StudentLocation"] {
             routes.append((base, [.get, .post]))

@@ -1,0 +1,101 @@
+// The gateway's API as the page uses it. Every failure is an ApiError whose kind the screens tell apart.
+
+const PREFIX = ")]}'\n";
+
+export class ApiError extends Error {
+  // kind: network | credentials | throttled | notLoggedIn | forbidden | notFound | refused | server
+  constructor(kind, message, { status = 0, retryAfter = null } = {}) {
+    super(message);
+    this.kind = kind;
+    this.status = status;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export function cookie(name) {
+  for (const part of document.cookie.split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return '';
+}
+
+function kindOf(status) {
+  if (status === 429) return 'throttled';
+  if (status === 401) return 'notLoggedIn';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'notFound';
+  if (status >= 500) return 'server';
+  return 'refused';
+}
+
+async function request(method, path, { body, prefixed = false } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  // The session cookie is HttpOnly; writes prove this page can read the XSRF-TOKEN cookie set beside it.
+  const xsrf = cookie('XSRF-TOKEN');
+  if (method !== 'GET' && xsrf) headers['X-XSRF-TOKEN'] = xsrf;
+  let response;
+  let text;
+  try {
+    response = await fetch(path, {
+      method, headers, credentials: 'same-origin', cache: 'no-cache',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    text = await response.text();
+  } catch {
+    throw new ApiError('network', 'Cannot reach the server. Check your connection and try again.');
+  }
+  if (prefixed && text.startsWith(PREFIX)) text = text.slice(PREFIX.length);
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
+  if (response.ok) return data;
+  const seconds = Number.parseInt(response.headers.get('Retry-After') ?? '', 10);
+  const message = data && typeof data.error === 'string' ? data.error : `The server answered ${response.status}.`;
+  throw new ApiError(kindOf(response.status), message, {
+    status: response.status, retryAfter: Number.isFinite(seconds) ? seconds : null,
+  });
+}
+
+export async function logIn(email, password) {
+  try {
+    return await request('POST', '/v1/session', { body: { udacity: { username: email, password } }, prefixed: true });
+  } catch (error) {
+    if (error.status === 403 || error.status === 400) {
+      throw new ApiError('credentials', 'Wrong email or password.', { status: error.status });
+    }
+    throw error;
+  }
+}
+
+export const signUp = (account) => request('POST', '/v1/accounts', { body: account });
+
+export const logOut = () => request('DELETE', '/v1/session', { prefixed: true });
+
+/** The logged-in student: { key, firstName, lastName }. */
+export async function me() {
+  const user = await request('GET', '/v1/users/me', { prefixed: true });
+  return { key: String(user.key), firstName: user.first_name ?? '', lastName: user.last_name ?? '' };
+}
+
+export async function latestPins() {
+  const answer = await request('GET', '/v1/StudentLocation?limit=100&order=-updatedAt');
+  return Array.isArray(answer?.results) ? answer.results : [];
+}
+
+/** The student's newest pin, or null. */
+export async function myLatestPin(key) {
+  const query = new URLSearchParams({ uniqueKey: key, order: '-updatedAt', limit: '1' });
+  const answer = await request('GET', `/v1/StudentLocation?${query}`);
+  return answer?.results?.[0] ?? null;
+}
+
+export async function geocode(place) {
+  const answer = await request('GET', `/v1/geocode?${new URLSearchParams({ q: place, limit: '5' })}`);
+  return answer?.results ?? [];
+}
+
+export const postPin = (pin) => request('POST', '/v1/StudentLocation', { body: pin });
+
+export const updatePin = (objectId, pin) =>
+  request('PUT', `/v1/StudentLocation/${encodeURIComponent(objectId)}`, { body: pin });

@@ -1,0 +1,83 @@
+// The map tab: one Leaflet marker per pin, each with a popup of the name and the link. When tiles cannot
+// load, the pins stay on a plain background and a quiet notice says why.
+import { element, fullName, outsideLink } from './format.js';
+
+export function leafletAvailable() {
+  return typeof window.L !== 'undefined';
+}
+
+export function tileLayer(tileURL) {
+  const attribution = /openstreetmap\.org/i.test(tileURL) ? '© OpenStreetMap contributors' : '';
+  return window.L.tileLayer(tileURL, { maxZoom: 18, attribution });
+}
+
+/** Watches a tile layer: no tile loaded and one failed means the tiles are unreachable. */
+export function watchTiles(layer, container, onChange) {
+  let offline = false;
+  const set = (value) => {
+    if (value === offline) return;
+    offline = value;
+    container.classList.toggle('tiles-offline', offline);
+    onChange(offline);
+  };
+  let loadedThisRound = 0;
+  layer.on('loading', () => { loadedThisRound = 0; });
+  layer.on('tileload', () => { loadedThisRound += 1; set(false); });
+  layer.on('tileerror', () => { if (loadedThisRound === 0) set(true); });
+}
+
+function popupContent(pin) {
+  return element('div', { className: 'popup' }, [
+    element('strong', { className: 'popup-name', text: fullName(pin) }),
+    element('span', { className: 'popup-place', text: pin.mapString ?? '' }),
+    outsideLink(pin.mediaURL ?? '', 'popup-link'),
+  ]);
+}
+
+export class PinMap {
+  constructor(container, { tileURL, onTilesOffline }) {
+    const L = window.L;
+    this.map = L.map(container, { worldCopyJump: true, minZoom: 1 }).setView([25, 0], 2);
+    const layer = tileLayer(tileURL).addTo(this.map);
+    watchTiles(layer, container, onTilesOffline);
+    this.markers = new Map();
+    this.fitted = false;
+  }
+
+  /** Draws exactly these pins: new ones added, moved ones moved, gone ones removed. */
+  show(pins) {
+    const L = window.L;
+    const seen = new Set();
+    for (const pin of pins) {
+      if (!Number.isFinite(pin.latitude) || !Number.isFinite(pin.longitude)) continue;
+      seen.add(pin.objectId);
+      const existing = this.markers.get(pin.objectId);
+      if (existing && existing.pin.updatedAt === pin.updatedAt) continue;
+      if (existing) {
+        existing.marker.setLatLng([pin.latitude, pin.longitude]);
+        existing.marker.setPopupContent(popupContent(pin));
+        existing.pin = pin;
+        continue;
+      }
+      const marker = L.marker([pin.latitude, pin.longitude], { title: fullName(pin), alt: fullName(pin), keyboard: true })
+        .bindPopup(() => popupContent(this.markers.get(pin.objectId)?.pin ?? pin))
+        .addTo(this.map);
+      this.markers.set(pin.objectId, { marker, pin });
+    }
+    for (const [objectId, { marker }] of this.markers) {
+      if (!seen.has(objectId)) {
+        marker.remove();
+        this.markers.delete(objectId);
+      }
+    }
+    if (!this.fitted && this.markers.size > 0) {
+      this.fitted = true;
+      const bounds = L.latLngBounds([...this.markers.values()].map(({ pin }) => [pin.latitude, pin.longitude]));
+      this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 6 });
+    }
+  }
+
+  resized() {
+    this.map.invalidateSize();
+  }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+import TestSupport
+@testable import AuthGateway
+
+/// The web client as the gateway serves it: the page at `/`, its files, Leaflet, validators, compression
+/// and the page's security headers.
+@Suite struct WebClientTests {
+    static let tiles = "https://{s}.tiles.example.org/{z}/{x}/{y}.png"
+
+    /// A Leaflet folder of our own, so the tests do not depend on the one installed.
+    static func leafletFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("leaflet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
+        try Data("window.L = {};\n".utf8).write(to: folder.appendingPathComponent("leaflet.js"))
+        try Data(".leaflet-container { overflow: hidden; }\n".utf8).write(to: folder.appendingPathComponent("leaflet.css"))
+        try Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).write(to: folder.appendingPathComponent("images/marker-icon.png"))
+        return folder
+    }
+
+    static func withWebGateway(
+        configure: @escaping @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let leaflet = try leafletFolder()
+        defer { try? FileManager.default.removeItem(at: leaflet) }
+        try await withGateway(configure: {
+            $0.tileURL = tiles
+            $0.leafletDirectory = leaflet.path
+            configure(&$0)
+        }) { client, _ in try await body(client) }
+    }
+
+    /// Status, headers and the body's bytes as sent (a gzip body is not text).
+    static func fetch(_ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:]) async throws -> (HTTPResponse.Status, HTTPFields, [UInt8]) {
+        try await client.execute(uri: uri, method: .get, headers: headers, body: nil) { response in
+            (response.status, response.headers, Array(response.body.readableBytesView))
+        }
+    }
+
+    /// What `gzip -dc` makes of the bytes: the tool any user would check them with.
+    static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("web-\(UUID().uuidString).gz")
+        try Data(bytes).write(to: input)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "gzip -dc < \"$0\"", input.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw HarnessError("gzip -dc failed") }
+        return Array(data)
+    }
+
+    @Test func thePageAtRootCarriesAStrictContentSecurityPolicy() async throws {
+        try await Self.withWebGateway { client in
+            let reply = try await client.send(.get, "/")
+            #expect(reply.status == .ok)
+            #expect(reply.headers[.contentType] == "text/html; charset=utf-8")
+            let policy = try #require(reply.headers[.contentSecurityPolicy])
+            for directive in ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
+                              "object-src 'none'", "img-src 'self' data: https://*.tiles.example.org"] {
+                #expect(policy.contains(directive), "\(directive) in \(policy)")
+            }
+            #expect(!policy.contains("unsafe"))
+            #expect(reply.headers[HTTPField.Name("Referrer-Policy")!] == "strict-origin-when-cross-origin")
+            #expect(reply.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+            #expect(reply.body.contains(#"data-tile-url="https://{s}.tiles.example.org/{z}/{x}/{y}.png""#))
+            #expect(reply.body.contains(#"data-identity-provider="local""#))
+            #expect(reply.body.contains(#"data-sign-up-url="""#))
+            #expect(!reply.body.contains("{{"), "every setting filled in")
+        }
+    }
+
+    @Test func withTheUdacityProviderThePageLinksToItsSignUp() async throws {
+        try await Self.withWebGateway(configure: {
+            $0.identityProvider = .udacity
+            $0.udacityBaseURL = "http://127.0.0.1:9"
+        }) { client in
+            let reply = try await client.send(.get, "/")
+            #expect(reply.body.contains(#"data-identity-provider="udacity""#))
+            #expect(reply.body.contains(#"data-sign-up-url="\#(WebClientFiles.udacitySignUpURL)""#))
+        }
+    }
+
+    @Test func eachFileHasItsContentType() async throws {
+        try await Self.withWebGateway { client in
+            let expected = [
+                ("/web/app.css", "text/css; charset=utf-8"), ("/web/js/main.js", "text/javascript; charset=utf-8"),
+                ("/web/icon.svg", "image/svg+xml"), ("/web/leaflet/leaflet.js", "text/javascript; charset=utf-8"),
+                ("/web/leaflet/leaflet.css", "text/css; charset=utf-8"), ("/web/leaflet/images/marker-icon.png", "image/png"),
+            ]
+            for (path, type) in expected {
+                let reply = try await client.send(.get, path)
+                #expect(reply.status == .ok, "\(path)")
+                #expect(reply.headers[.contentType] == type, "\(path)")
+                #expect(reply.headers[.contentSecurityPolicy] != nil, "\(path)")
+            }
+        }
+    }
+
+    @Test func aMatchingETagIs304WithNoBody() async throws {
+        try await Self.withWebGateway { client in
+            let first = try await client.send(.get, "/web/js/main.js")
+            let etag = try #require(first.headers[.eTag])
+            #expect(first.headers[.cacheControl] == "no-cache")
+            let again = try await client.send(.get, "/web/js/main.js", headers: [HTTPField(name: .ifNoneMatch, value: etag)])
+            #expect(again.status == .notModified)
+            #expect(again.body.isEmpty)
+            #expect(again.headers[.eTag] == etag)
+            let listed = try await client.send(.get, "/web/js/main.js", headers: [HTTPField(name: .ifNoneMatch, value: #""other", \#(etag)"#)])
+            #expect(listed.status == .notModified)
+            let stale = try await client.send(.get, "/web/js/main.js", headers: [HTTPField(name: .ifNoneMatch, value: #""stale""#)])
+            #expect(stale.status == .ok)
+            #expect(stale.body == first.body)
+            let page = try await client.send(.get, "/")
+            #expect(page.headers[.eTag] != etag, "each file its own validator")
+        }
+    }
+
+    @Test func textIsGzippedWhenTheBrowserAcceptsIt() async throws {
+        try await Self.withWebGateway { client in
+            let (_, _, plain) = try await Self.fetch(client, "/web/js/main.js")
+            let (status, headers, compressed) = try await Self.fetch(client, "/web/js/main.js", headers: [.acceptEncoding: "gzip, deflate, br"])
+            #expect(status == .ok)
+            #expect(headers[.contentEncoding] == "gzip")
+            #expect(headers[.vary] == "Accept-Encoding")
+            #expect(compressed.count < plain.count)
+            #expect(try Self.gunzip(compressed) == plain)
+            // The gzip form's validator revalidates it.
+            let (revalidated, _, _) = try await Self.fetch(client, "/web/js/main.js",
+                                                           headers: [.acceptEncoding: "gzip", .ifNoneMatch: headers[.eTag] ?? ""])
+            #expect(revalidated == .notModified)
+            let (_, refusedHeaders, refused) = try await Self.fetch(client, "/web/js/main.js", headers: [.acceptEncoding: "gzip;q=0"])
+            #expect(refusedHeaders[.contentEncoding] == nil)
+            #expect(refused == plain)
+            let (_, imageHeaders, _) = try await Self.fetch(client, "/web/leaflet/images/marker-icon.png", headers: [.acceptEncoding: "gzip"])
+            #expect(imageHeaders[.contentEncoding] == nil, "PNG is compressed already")
+        }
+    }
+
+    @Test func unknownFilesAre404AndNoPathLeavesTheClientFolder() async throws {
+        try await Self.withWebGateway { client in
+            for path in ["/web/nope.js", "/web/js/", "/index.html", "/web/leaflet/leaflet.min.js", "/web/WebClientBundle.swift"] {
+                let reply = try await client.send(.get, path)
+                #expect(reply.status == .notFound, "\(path)")
+            }
+            // Raw, so nothing between the test and the gateway tidies the path.
+            for path in ["/web/../../Package.swift", "/web/%2e%2e/%2e%2e/Package.swift", "/web/leaflet/..%2f..%2f..%2fetc%2fpasswd",
+                         "/web/js/..%2F..%2Findex.html", "//etc/passwd", "/web/./app.css/.."] {
+                let connection = try RawConnection(port: client.port!)
+                try connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let answer = try await blocking { try connection.receiveResponse() }
+                #expect(answer.hasPrefix("HTTP/1.1 404") || answer.hasPrefix("HTTP/1.1 400"), "\(path): \(answer.prefix(80))")
+                #expect(!answer.contains("root:") && !answer.contains("PackageDescription"), "\(path)")
+            }
+        }
+    }
+
+    @Test func withoutLeafletThePageIsStillServed() async throws {
+        try await Self.withWebGateway(configure: { $0.leafletDirectory = "/nonexistent/leaflet" }) { client in
+            let page = try await client.send(.get, "/")
+            #expect(page.status == .ok)
+            let leaflet = try await client.send(.get, "/web/leaflet/leaflet.js")
+            #expect(leaflet.status == .notFound)
+        }
+    }
+
+    @Test func gzipOfAnyInputReadsBackWithGzip() throws {
+        var generator = SeededRandom(seed: 11)
+        let inputs: [[UInt8]] = [
+            [], Array("a".utf8), Array(String(repeating: "On The Map ", count: 5_000).utf8),
+            (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &generator) },
+            (0..<100_000).map { _ in UInt8.random(in: 97...100, using: &generator) },
+        ]
+        for input in inputs {
+            #expect(try Self.gunzip(Gzip.compress(input)) == input, "\(input.count) bytes")
+        }
+    }
+
+    @Test func theTileOriginIsTheCSPSourceOfTileURL() {
+        #expect(TileOrigin("https://tile.openstreetmap.org/{z}/{x}/{y}.png")?.source == "https://tile.openstreetmap.org")
+        #expect(TileOrigin("https://{s}.tile.example.com/{z}/{x}/{y}.png")?.source == "https://*.tile.example.com")
+        #expect(TileOrigin("http://127.0.0.1:8099/{z}/{x}/{y}.png")?.source == "http://127.0.0.1:8099")
+        #expect(TileOrigin("ftp://tiles.example.com/{z}/{x}/{y}.png") == nil)
+        #expect(TileOrigin("https://a.example.com; script-src *;/{z}/{x}/{y}") == nil)
+        #expect(TileOrigin("https://user@tiles.example.com/{z}/{x}/{y}") == nil)
+    }
+}
