@@ -43,6 +43,8 @@ else
     timed+='|DatabaseOutageTests'
     swift test --skip-build --skip "$timed"
     swift test --skip-build --no-parallel --filter "$timed"
+    # The web client in headless Chromium against the real services (its own PostgreSQL and stack).
+    scripts/browser-test.sh
     # A short coverage-guided pass over the parsers of client input (bench/fuzz.sh runs a million each).
     scripts/fuzz.sh 20000
 fi

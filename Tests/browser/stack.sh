@@ -1,0 +1,71 @@
+# Sourced by scripts/browser-test.sh and bench/web.sh: both services on a private PostgreSQL, a stand-in
+# tile server, and gateways for the browser, all on loopback. Needs scripts/lib.sh sourced first.
+#
+#   web_stack_start BIN_DIR WORK_DIR   sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
+#                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
+#   web_stack_stop
+
+STACK_PIDS=()
+
+web_stack_wait_ready() {
+    for _ in $(seq 1 150); do
+        python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" "$1" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    echo "not ready: $1" >&2
+    return 1
+}
+
+web_stack_start() {
+    local bin=$1 work=$2
+    STACK_WORK=$work
+    # Its own folder: the cluster's owner (an unprivileged user when run as root) must be able to reach it.
+    STACK_PG_DATA=$(mktemp -d /tmp/onthemap-web-pg.XXXXXX)
+    local pg_port locations_port tile_port gateway_port bare_port closed_port
+    pg_port=$(free_port)
+    start_private_postgres "$STACK_PG_DATA" "$pg_port" fsync=off
+    export DATABASE_URL="postgres://onthemap@127.0.0.1:$pg_port/postgres"
+    INTERNAL_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+    export INTERNAL_TOKEN
+    export LOG_LEVEL=${LOG_LEVEL:-warning}
+    "$bin/locations-service" migrate >/dev/null
+    "$bin/auth-gateway" migrate >/dev/null
+
+    locations_port=$(free_port)
+    PORT=$locations_port "$bin/locations-service" serve --host 127.0.0.1 >"$work/locations.log" 2>&1 &
+    STACK_PIDS+=($!)
+    tile_port=$(free_port)
+    python3 "$(dirname "${BASH_SOURCE[0]}")/tile_server.py" "$tile_port" &
+    STACK_PIDS+=($!)
+    STACK_LOCATIONS="http://127.0.0.1:$locations_port"
+    STACK_TILES="http://127.0.0.1:$tile_port"
+    web_stack_wait_ready "$STACK_LOCATIONS/readyz"
+
+    gateway_port=$(free_port)
+    LOCATIONS_URL=$STACK_LOCATIONS PORT=$gateway_port TILE_URL="http://127.0.0.1:$tile_port/{z}/{x}/{y}.png" \
+        "$bin/auth-gateway" serve --host 127.0.0.1 >"$work/gateway.log" 2>&1 &
+    STACK_PIDS+=($!)
+    # Tiles from a port nobody listens on: the map as it is without internet.
+    closed_port=$(free_port)
+    bare_port=$(free_port)
+    LOCATIONS_URL=$STACK_LOCATIONS PORT=$bare_port TILE_URL="http://127.0.0.1:$closed_port/{z}/{x}/{y}.png" \
+        "$bin/auth-gateway" serve --host 127.0.0.1 >"$work/gateway-no-tiles.log" 2>&1 &
+    STACK_PIDS+=($!)
+    STACK_GATEWAY="http://127.0.0.1:$gateway_port"
+    STACK_GATEWAY_NO_TILES="http://127.0.0.1:$bare_port"
+    web_stack_wait_ready "$STACK_GATEWAY/readyz"
+    web_stack_wait_ready "$STACK_GATEWAY_NO_TILES/readyz"
+    export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_LOCATIONS STACK_TILES
+}
+
+web_stack_stop() {
+    local pid
+    for pid in "${STACK_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${STACK_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    STACK_PIDS=()
+    if [ -n "${STACK_PG_DATA:-}" ]; then
+        stop_private_postgres "$STACK_PG_DATA"
+        rm -rf "$STACK_PG_DATA" "$STACK_PG_DATA.initdb.log"
+    fi
+    return 0
+}

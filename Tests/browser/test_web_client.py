@@ -1,0 +1,420 @@
+"""The web client in headless Chromium against the real services (scripts/browser-test.sh starts them).
+
+Each test asserts what a student sees. The tests run in order on one browser: they share the students
+seeded in setUpClass and the pins the earlier tests post.
+"""
+import json
+import os
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+GATEWAY = os.environ["STACK_GATEWAY"]
+GATEWAY_NO_TILES = os.environ["STACK_GATEWAY_NO_TILES"]
+OUTPUT = os.environ.get("BROWSER_TEST_OUTPUT", "test-output/browser")
+PASSWORD = "correct horse battery"
+HOSTILE = "<img src=x onerror=alert(1)>"
+SESSION_COOKIE = "onthemap_session"
+
+# Runs before any script of the page: records CSP violations and any dialog a script would open.
+WATCHERS = """
+window.__cspViolations = [];
+window.__alerts = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
+});
+for (const name of ['alert', 'confirm', 'prompt']) {
+  const original = window[name];
+  window[name] = (...args) => { window.__alerts.push(name + ':' + args.join(' ')); return original.apply(window, args); };
+}
+"""
+
+
+def api(method, path, body=None, session=None, base=GATEWAY):
+    """One request to the gateway as an app would send it; (status, JSON body)."""
+    headers = {"Content-Type": "application/json"}
+    if session:
+        headers["Authorization"] = f"Bearer {session}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            status, text = response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        status, text = error.code, error.read().decode()
+    if text.startswith(")]}'\n"):
+        text = text[5:]
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        return status, text
+
+
+def sign_up(email, first, last):
+    status, answer = api("POST", "/v1/accounts", {"email": email, "password": PASSWORD, "firstName": first, "lastName": last})
+    assert status == 201, (status, answer)
+
+
+def log_in(email, password=PASSWORD):
+    status, answer = api("POST", "/v1/session", {"udacity": {"username": email, "password": password}})
+    assert status == 200, (status, answer)
+    return answer["session"]["id"]
+
+
+def post_pin(session, place, link, latitude, longitude):
+    status, answer = api("POST", "/v1/StudentLocation", {
+        "mapString": place, "mediaURL": link, "latitude": latitude, "longitude": longitude}, session=session)
+    assert status == 200, (status, answer)
+    return answer["objectId"]
+
+
+def pins():
+    status, answer = api("GET", "/v1/StudentLocation?limit=100&order=-updatedAt")
+    assert status == 200
+    return answer["results"]
+
+
+class WebClientTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(OUTPUT, exist_ok=True)
+        # Links to the gateway itself, so a link opened in a new tab loads without the internet.
+        cls.students = {}
+        for index, (email, first, last, place, lat, lon) in enumerate([
+            ("grace@example.com", "Grace", "Hopper", "Arlington, Virginia", 38.88, -77.10),
+            ("linus@example.com", "Linus", "Torvalds", "Portland, Oregon", 45.52, -122.68),
+            ("hostile@example.com", HOSTILE, "Mallory", "Nowhere, Nevada", 39.5, -116.9),
+        ]):
+            sign_up(email, first, last)
+            session = log_in(email)
+            link = f"{GATEWAY}/healthz?student={index}"
+            cls.students[email] = session
+            post_pin(session, place, link, lat, lon)
+        sign_up("ada@example.com", "Ada", "Lovelace")
+        sign_up("throttled@example.com", "Tom", "Tries")
+
+        options = webdriver.ChromeOptions()
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                         "--window-size=1280,800", "--lang=en-US"]:
+            options.add_argument(argument)
+        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+        cls.driver = webdriver.Chrome(options=options, service=service)
+        cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCHERS})
+        cls.browser_log = []
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+
+    # Helpers
+
+    def wait_for(self, condition, timeout=10, message=""):
+        return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda _: condition(), message)
+
+    def by_id(self, element_id):
+        return self.driver.find_element(By.ID, element_id)
+
+    def visible(self, element_id):
+        elements = self.driver.find_elements(By.ID, element_id)
+        return bool(elements) and elements[0].is_displayed()
+
+    def text(self, element_id):
+        return self.by_id(element_id).text
+
+    def open_page(self, base=GATEWAY):
+        self.driver.get(base + "/")
+        self.wait_for(lambda: self.visible("login-view") or self.visible("app-view"), message="neither login nor app shown")
+
+    def log_in_through_form(self, email, password=PASSWORD):
+        self.by_id("login-email").clear()
+        self.by_id("login-email").send_keys(email)
+        self.by_id("login-password").clear()
+        self.by_id("login-password").send_keys(password + Keys.ENTER)
+
+    def ensure_logged_in(self, email="ada@example.com", base=GATEWAY):
+        self.open_page(base)
+        if self.visible("login-view"):
+            self.log_in_through_form(email)
+        self.wait_for(lambda: self.visible("app-view"), message="the map and list did not appear after login")
+
+    def markers(self):
+        return self.driver.find_elements(By.CSS_SELECTOR, "#map .leaflet-marker-icon")
+
+    def wait_for_markers(self, count, timeout=10):
+        self.wait_for(lambda: len(self.markers()) == count, timeout,
+                      f"expected {count} markers, saw {len(self.markers())}")
+
+    def list_rows(self):
+        return [{
+            "name": row.find_element(By.CSS_SELECTOR, ".row-name").get_attribute("textContent"),
+            "place": row.find_element(By.CSS_SELECTOR, ".row-place").get_attribute("textContent"),
+            "link": row.find_element(By.CSS_SELECTOR, ".row-link").get_attribute("textContent"),
+            "age": row.find_element(By.CSS_SELECTOR, ".row-age").get_attribute("textContent"),
+        } for row in self.driver.find_elements(By.CSS_SELECTOR, "#pin-list .row")]
+
+    def show_tab(self, name):
+        self.by_id(f"tab-{name}").click()
+        self.wait_for(lambda: self.visible(f"panel-{name}"))
+
+    def collect_log(self):
+        entries = self.driver.get_log("browser")
+        type(self).browser_log.extend(entries)
+        return entries
+
+    def assert_no_script_ran_and_no_csp_violation(self):
+        violations = self.driver.execute_script("return window.__cspViolations")
+        alerts = self.driver.execute_script("return window.__alerts")
+        self.assertEqual(violations, [], "the browser reported CSP violations")
+        self.assertEqual(alerts, [], "a script opened a dialog")
+        csp_lines = [entry["message"] for entry in self.collect_log() if "Content Security Policy" in entry["message"]]
+        self.assertEqual(csp_lines, [], "the browser log mentions the Content Security Policy")
+        try:
+            alert = self.driver.switch_to.alert
+            self.fail(f"an alert is open: {alert.text}")
+        except NoAlertPresentException:
+            pass
+
+    def screenshot(self, name):
+        self.driver.save_screenshot(os.path.join(OUTPUT, f"{name}.png"))
+
+    # Tests, in the order a student meets the page
+
+    def test_1_login_errors_tell_apart_wrong_password_throttling_and_no_network(self):
+        self.driver.delete_all_cookies()
+        self.open_page()
+        self.assertTrue(self.visible("login-form"))
+        self.screenshot("desktop-login")
+        self.log_in_through_form("ada@example.com", "wrong password")
+        self.wait_for(lambda: self.text("login-error") == "Wrong email or password.")
+        self.assertFalse(self.visible("app-view"))
+
+        for _ in range(5):
+            api("POST", "/v1/session", {"udacity": {"username": "throttled@example.com", "password": "nope"}})
+        self.log_in_through_form("throttled@example.com", "nope")
+        self.wait_for(lambda: self.text("login-error").startswith("Too many attempts. Try again in "),
+                      message="throttling not shown")
+        self.assertRegex(self.text("login-error"), r"Try again in \d+ (second|minute)s?\.$")
+
+        self.driver.execute_cdp_cmd("Network.enable", {})
+        self.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        try:
+            self.log_in_through_form("ada@example.com")
+            self.wait_for(lambda: self.text("login-error").startswith("Cannot reach the server."))
+        finally:
+            self.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+                "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
+    def test_2_login_shows_one_marker_per_pin_popups_and_the_list(self):
+        self.driver.delete_all_cookies()
+        self.open_page()
+        self.log_in_through_form("ada@example.com")
+        self.wait_for(lambda: self.visible("app-view"))
+        expected = pins()
+        self.wait_for_markers(len(expected))
+        self.wait_for(lambda: self.text("live-status") == "Live", message="the live indicator never said Live")
+
+        grace = next(pin for pin in expected if pin["firstName"] == "Grace")
+        marker = next(m for m in self.markers() if m.get_attribute("title") == "Grace Hopper")
+        marker.click()
+        popup = self.wait_for(lambda: self.driver.find_element(By.CSS_SELECTOR, ".leaflet-popup-content .popup"))
+        self.assertEqual(popup.find_element(By.CSS_SELECTOR, ".popup-name").text, "Grace Hopper")
+        link = popup.find_element(By.CSS_SELECTOR, "a.popup-link")
+        self.assertEqual(link.text, grace["mediaURL"])
+        self.assertEqual(link.get_attribute("target"), "_blank")
+        self.assertEqual(set(link.get_attribute("rel").split()), {"noopener", "noreferrer"})
+        self.screenshot("desktop-map")
+
+        before = set(self.driver.window_handles)
+        link.click()
+        self.wait_for(lambda: len(self.driver.window_handles) == len(before) + 1, message="the link opened no new tab")
+        original = self.driver.current_window_handle
+        self.driver.switch_to.window((set(self.driver.window_handles) - before).pop())
+        self.wait_for(lambda: self.driver.current_url == grace["mediaURL"])
+        self.assertIsNone(self.driver.execute_script("return window.opener"))
+        self.assertEqual(self.driver.execute_script("return document.referrer"), "")
+        self.driver.close()
+        self.driver.switch_to.window(original)
+
+        # By keyboard: the tabs move with the arrow keys.
+        self.by_id("tab-map").send_keys(Keys.ARROW_RIGHT)
+        self.wait_for(lambda: self.visible("panel-list"))
+        self.assertEqual(self.by_id("tab-list").get_attribute("aria-selected"), "true")
+        rows = self.list_rows()
+        self.assertEqual([row["name"] for row in rows], [f"{p['firstName']} {p['lastName']}" for p in expected])
+        self.assertEqual([row["place"] for row in rows], [p["mapString"] for p in expected])
+        self.assertEqual([row["link"] for row in rows], [p["mediaURL"] for p in expected])
+        self.assertTrue(all(row["age"] == "just now" or row["age"].endswith("min ago") for row in rows))
+        self.screenshot("desktop-list")
+        self.show_tab("map")
+
+    def test_3_posting_by_place_with_preview_choosing_a_candidate_then_overwriting(self):
+        self.ensure_logged_in()
+        count = len(pins())
+        self.wait_for_markers(count)
+        self.by_id("add-pin").click()
+        self.wait_for(lambda: self.visible("post-dialog"))
+        place, link = self.by_id("post-place"), self.by_id("post-link")
+
+        place.send_keys("Springfield")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: self.text("find-error") == "Enter a link to share.")
+        link.send_keys("javascript:alert(1)")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: "is not a web link" in self.text("find-error"))
+        link.clear()
+        link.send_keys("example.com/ada")
+        place.clear()
+        place.send_keys("Xqzzyv Plokk")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: self.text("find-error").startswith('No place matches "Xqzzyv Plokk".'))
+
+        place.clear()
+        place.send_keys("Springfield")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: self.visible("confirm-form"), message="no preview after Find on the map")
+        candidates = self.driver.find_elements(By.CSS_SELECTOR, "#candidates input[type=radio]")
+        self.assertGreaterEqual(len(candidates), 2)
+        self.assertTrue(candidates[0].is_selected())
+        self.wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#preview-map .leaflet-marker-icon"))
+        _, found = api("GET", "/v1/geocode?q=Springfield&limit=5")
+        second = found["results"][1]
+        labels = [label.text for label in self.driver.find_elements(By.CSS_SELECTOR, "#candidates label")]
+        self.assertEqual(labels, [c["displayName"] for c in found["results"]])
+        self.driver.find_element(By.CSS_SELECTOR, "label[for=candidate-1]").click()
+        self.assertTrue(candidates[1].is_selected())
+        self.screenshot("desktop-post-preview")
+        self.by_id("confirm-submit").click()
+        self.wait_for(lambda: not self.visible("post-dialog"), message="the dialog stayed open after Finish")
+        self.wait_for_markers(count + 1)
+        mine = [p for p in pins() if p["firstName"] == "Ada"]
+        self.assertEqual(len(mine), 1)
+        self.assertEqual((mine[0]["mapString"], mine[0]["mediaURL"]), ("Springfield", "https://example.com/ada"))
+        self.assertAlmostEqual(mine[0]["latitude"], second["latitude"], places=4)
+        self.assertAlmostEqual(mine[0]["longitude"], second["longitude"], places=4)
+
+        self.by_id("add-pin").click()
+        self.wait_for(lambda: self.visible("post-dialog"))
+        self.wait_for(lambda: self.by_id("post-place").get_attribute("value") == "Springfield")
+        place.clear()
+        place.send_keys("Berlin, Germany")
+        link.clear()
+        link.send_keys("https://example.com/ada/berlin" + Keys.ENTER)
+        self.wait_for(lambda: self.visible("confirm-form"))
+        self.by_id("confirm-submit").click()
+        self.wait_for(lambda: self.visible("question-dialog"), message="overwriting was not asked")
+        self.assertEqual(self.text("question-text"), 'You already have a pin at "Springfield". Replace it with "Berlin, Germany"?')
+        self.by_id("question-yes").click()
+        self.wait_for(lambda: not self.visible("post-dialog"))
+        self.wait_for(lambda: [p["mapString"] for p in pins() if p["firstName"] == "Ada"] == ["Berlin, Germany"])
+        self.assertEqual(pins()[0]["objectId"], mine[0]["objectId"], "the pin was overwritten, not added")
+        self.wait_for_markers(count + 1)
+        self.show_tab("list")
+        self.wait_for(lambda: self.list_rows()[0]["place"] == "Berlin, Germany")
+        self.show_tab("map")
+
+    def test_4_another_students_post_appears_live_without_a_reload(self):
+        self.ensure_logged_in()
+        count = len(pins())
+        self.wait_for_markers(count)
+        self.wait_for(lambda: self.text("live-status") == "Live")
+        self.driver.execute_script("window.__sameDocument = true")
+        session = self.students["linus@example.com"]
+        posted_at = time.monotonic()
+        post_pin(session, "Helsinki, Finland", f"{GATEWAY}/healthz?who=linus2", 60.17, 24.94)
+        self.wait_for_markers(count + 1, timeout=2)
+        elapsed = time.monotonic() - posted_at
+        self.assertTrue(self.driver.execute_script("return window.__sameDocument === true"), "the page reloaded")
+        self.show_tab("list")
+        self.assertEqual(self.list_rows()[0]["place"], "Helsinki, Finland")
+        self.show_tab("map")
+        print(f"\n  live post shown after {elapsed * 1000:.0f} ms", end=" ")
+
+    def test_5_a_hostile_name_renders_literally_and_runs_nothing(self):
+        self.ensure_logged_in()
+        self.wait_for_markers(len(pins()))
+        marker = next(m for m in self.markers() if m.get_attribute("title") == f"{HOSTILE} Mallory")
+        marker.click()
+        name = self.wait_for(lambda: self.driver.find_element(By.CSS_SELECTOR, ".leaflet-popup-content .popup-name"))
+        self.assertEqual(name.text, f"{HOSTILE} Mallory")
+        self.show_tab("list")
+        self.assertIn(f"{HOSTILE} Mallory", [row["name"] for row in self.list_rows()])
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "img[src=x], img[src$='/x']"), [])
+        self.assert_no_script_ran_and_no_csp_violation()
+        self.show_tab("map")
+
+    def test_6_without_tiles_the_pins_still_show_and_no_error_dialog(self):
+        self.ensure_logged_in(base=GATEWAY_NO_TILES)
+        self.wait_for_markers(len(pins()))
+        self.wait_for(lambda: self.text("notice").startswith("Map tiles cannot be loaded right now"),
+                      message="no notice about the tiles")
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "dialog[open]"), [])
+        self.assertTrue("tiles-offline" in self.by_id("map").get_attribute("class"))
+        self.screenshot("desktop-map-without-tiles")
+        self.assert_no_script_ran_and_no_csp_violation()
+
+    def test_7_usable_on_a_360_px_phone(self):
+        self.driver.set_window_size(360, 740)
+        try:
+            self.ensure_logged_in()
+            self.wait_for_markers(len(pins()))
+            for element_id in ["refresh", "add-pin", "log-out", "tab-map", "tab-list"]:
+                box = self.by_id(element_id).rect
+                self.assertTrue(self.by_id(element_id).is_displayed())
+                self.assertLessEqual(box["x"] + box["width"], 360, f"{element_id} is cut off")
+            width = self.driver.execute_script("return document.documentElement.scrollWidth")
+            self.assertLessEqual(width, 360, "the page scrolls sideways")
+            self.screenshot("phone-map")
+            self.show_tab("list")
+            self.screenshot("phone-list")
+            self.show_tab("map")
+            self.by_id("add-pin").click()
+            self.wait_for(lambda: self.visible("post-dialog"))
+            self.screenshot("phone-post")
+            self.by_id("find-cancel").click()
+            self.wait_for(lambda: not self.visible("post-dialog"))
+        finally:
+            self.driver.set_window_size(1280, 800)
+
+    def test_8_log_out_returns_to_the_login_and_ends_the_session(self):
+        self.ensure_logged_in()
+        session = self.driver.get_cookie(SESSION_COOKIE)["value"]
+        status, _ = api("GET", "/v1/users/me", session=session)
+        self.assertEqual(status, 200)
+        self.by_id("log-out").click()
+        self.wait_for(lambda: self.visible("login-form"), message="log out did not show the login form")
+        self.assertFalse(self.visible("app-view"))
+        status, _ = api("POST", "/v1/StudentLocation", {
+            "mapString": "Paris", "mediaURL": "https://example.com", "latitude": 48.85, "longitude": 2.35}, session=session)
+        self.assertEqual(status, 401, "the session still works after logging out")
+        self.open_page()
+        self.assertTrue(self.visible("login-form"), "a reload after logging out shows the map")
+
+    def test_9_sign_up_form_creates_an_account_and_logs_in(self):
+        self.driver.delete_all_cookies()
+        self.open_page()
+        self.by_id("show-sign-up").click()
+        self.wait_for(lambda: self.visible("sign-up-form"))
+        for element_id, value in [("sign-up-first", "Hedy"), ("sign-up-last", "Lamarr"),
+                                  ("sign-up-email", "hedy@example.com"), ("sign-up-password", PASSWORD)]:
+            self.by_id(element_id).send_keys(value)
+        self.by_id("sign-up-submit").click()
+        self.wait_for(lambda: self.visible("app-view"), message="sign-up did not log in")
+        self.wait_for_markers(len(pins()))
+        self.assertEqual(self.text("add-pin"), "Add my pin")
+        self.assert_no_script_ran_and_no_csp_violation()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
