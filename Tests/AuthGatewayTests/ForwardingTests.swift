@@ -39,6 +39,7 @@ import TestSupport
                 let reply = try await client.send(method, "/v1/StudentLocation", body: body, headers: [student.bearer])
                 #expect(reply.status == .serviceUnavailable)
                 #expect(reply.body == #"{"code":100,"error":"The locations service is unavailable; try again shortly."}"#)
+                #expect(reply.headers[.retryAfter] == "1")
                 #expect(ContinuousClock.now - started < .seconds(2))
             }
             #expect(try await client.send(.get, "/readyz").status == .serviceUnavailable)
