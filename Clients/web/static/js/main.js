@@ -16,6 +16,7 @@ const state = {
   pins: new Map(),
   loaded: false,
   pending: [],
+  reloadWhenLoaded: false,
   live: null,
   map: null,
   ageTimer: null,
@@ -69,26 +70,38 @@ function applyChange(type, data) {
   draw();
 }
 
-async function loadPins() {
+/** Replaces the pins with the latest list; changes heard meanwhile are applied after it. */
+async function loadPins(prefetched) {
   const button = $('refresh');
   button.disabled = true;
+  state.loaded = false;
   try {
-    const pins = await api.latestPins();
+    const pins = await (prefetched ?? api.latestPins());
     state.pins = new Map(pins.map((pin) => [pin.objectId, pin]));
-    state.loaded = true;
-    for (const [type, data] of state.pending.splice(0)) applyChange(type, data);
-    draw();
     if ($('notice').dataset.kind === 'load') notice('');
   } catch (error) {
     notice(`Could not download the latest pins: ${error.message}`);
     $('notice').dataset.kind = 'load';
   } finally {
+    state.loaded = true;
+    for (const [type, data] of state.pending.splice(0)) applyChange(type, data);
+    draw();
     button.disabled = false;
+  }
+  if (state.reloadWhenLoaded) {
+    state.reloadWhenLoaded = false;
+    await loadPins();
   }
 }
 
 function setLive(live) {
   const status = $('live-status');
+  // The stream starts at "now": what changed before it opened comes from the list, read again (a 304
+  // when nothing did).
+  if (live && status.classList.contains('offline')) {
+    if (state.loaded) loadPins();
+    else state.reloadWhenLoaded = true;
+  }
   status.textContent = live ? 'Live' : 'Offline';
   status.classList.toggle('offline', !live);
   status.title = live ? 'Changes appear as they happen' : 'Not receiving changes; reconnecting';
@@ -105,7 +118,7 @@ function selectTab(name) {
   if (name === 'map') state.map?.resized();
 }
 
-function startApp(student) {
+function startApp(student, prefetched) {
   state.student = student;
   $('login-view').hidden = true;
   $('app-view').hidden = false;
@@ -123,8 +136,9 @@ function startApp(student) {
   selectTab('map');
   state.loaded = false;
   state.pending = [];
+  state.reloadWhenLoaded = false;
   state.live = followChanges({ onChange: applyChange, onStatus: setLive });
-  loadPins();
+  loadPins(prefetched);
   state.ageTimer = setInterval(() => refreshAges($('pin-list')), 30000);
 }
 
@@ -150,9 +164,9 @@ function showSignUp(show) {
   if (show) $('sign-up-first').focus();
 }
 
-async function enter() {
+async function enter(prefetched) {
   const student = await api.me();
-  startApp(student);
+  startApp(student, prefetched);
 }
 
 async function logIn(event) {
@@ -256,7 +270,10 @@ function init() {
   $('add-pin').addEventListener('click', () => posting.open());
   // The session cookie is HttpOnly; the XSRF-TOKEN cookie set with it says whether there may be one.
   if (!api.cookie('XSRF-TOKEN')) return showLogin();
-  enter().catch((error) => showLogin(error.kind === 'network' ? loginMessage(error) : ''));
+  // Reads are public: the pins download while the session is checked.
+  const pins = api.latestPins();
+  pins.catch(() => {});
+  enter(pins).catch((error) => showLogin(error.kind === 'network' ? loginMessage(error) : ''));
 }
 
 init();

@@ -73,7 +73,7 @@ export class PinMap {
     if (!this.fitted && this.markers.size > 0) {
       this.fitted = true;
       const bounds = L.latLngBounds([...this.markers.values()].map(({ pin }) => [pin.latitude, pin.longitude]));
-      this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 6 });
+      this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 6, animate: false });
     }
   }
 
