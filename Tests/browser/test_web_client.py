@@ -280,8 +280,21 @@ class WebClientTests(unittest.TestCase):
         self.by_id("find-submit").click()
         self.wait_for(lambda: self.text("find-error").startswith('No place matches "Xqzzyv Plokk".'))
 
+        # A link longer than the server takes (the page's own limit removed): the server's refusal is shown.
+        self.driver.execute_script("arguments[0].removeAttribute('maxlength'); arguments[0].value = arguments[1]",
+                                   link, "https://example.com/" + "a" * 2100)
         place.clear()
         place.send_keys("Springfield")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: self.visible("confirm-form"))
+        self.by_id("confirm-submit").click()
+        self.wait_for(lambda: self.text("confirm-error").startswith("The server refused your pin: mediaURL must be at most"))
+        self.assertTrue(self.visible("post-dialog"))
+        self.by_id("confirm-back").click()
+        self.wait_for(lambda: self.visible("find-form"))
+        link.clear()
+        link.send_keys("example.com/ada")
+
         self.by_id("find-submit").click()
         self.wait_for(lambda: self.visible("confirm-form"), message="no preview after Find on the map")
         candidates = self.driver.find_elements(By.CSS_SELECTOR, "#candidates input[type=radio]")
