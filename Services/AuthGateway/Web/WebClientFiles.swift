@@ -6,7 +6,6 @@ import WebClient
 /// and Leaflet's under `/web/leaflet/` from `LEAFLET_DIR`.
 struct WebClientFiles: Sendable {
     let assets: [String: WebAsset]
-    let leafletInstalled: Bool
 
     static let prefix = "web"
     /// Where the udacity provider's students make an account, as the apps' Sign Up link did.
@@ -40,7 +39,7 @@ struct WebClientFiles: Sendable {
         } else {
             logger.warning("Leaflet not found in \(leafletDirectory) (install libjs-leaflet or set LEAFLET_DIR): the web client shows the list but no map")
         }
-        return WebClientFiles(assets: assets, leafletInstalled: leaflet != nil)
+        return WebClientFiles(assets: assets)
     }
 
     /// `leaflet.js` (the minified build when there is one), `leaflet.css` and `images/`; nil without the first two.
