@@ -247,7 +247,11 @@ class WebClientTests(unittest.TestCase):
         self.driver.close()
         self.driver.switch_to.window(original)
 
-        # By keyboard: the tabs move with the arrow keys.
+        # By keyboard: a marker takes the focus and Enter opens its popup; the tabs move with the arrow keys.
+        linus = next(m for m in self.markers() if m.get_attribute("title") == "Linus Torvalds")
+        self.assertEqual(linus.get_attribute("tabindex"), "0")
+        linus.send_keys(Keys.ENTER)
+        self.wait_for(lambda: self.driver.find_element(By.CSS_SELECTOR, ".leaflet-popup-content .popup-name").text == "Linus Torvalds")
         self.by_id("tab-map").send_keys(Keys.ARROW_RIGHT)
         self.wait_for(lambda: self.visible("panel-list"))
         self.assertEqual(self.by_id("tab-list").get_attribute("aria-selected"), "true")
