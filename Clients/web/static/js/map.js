@@ -70,6 +70,8 @@ export class PinMap {
         this.markers.delete(objectId);
       }
     }
+    // Fitted to the first pins shown, and again after the map was emptied (a log out).
+    if (this.markers.size === 0) this.fitted = false;
     if (!this.fitted && this.markers.size > 0) {
       this.fitted = true;
       const bounds = L.latLngBounds([...this.markers.values()].map(({ pin }) => [pin.latitude, pin.longitude]));
