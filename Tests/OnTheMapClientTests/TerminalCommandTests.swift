@@ -61,10 +61,10 @@ import Glibc
             try await signedUp(cli)
             let gateway = system.gateway.process.processIdentifier
 
+            // The gateway is held until the spinner shows (10 s at most), however long the CLI takes to start.
             kill(gateway, SIGSTOP)
-            let resume = Task { try await Task.sleep(for: .milliseconds(1_200)); kill(gateway, SIGCONT) }
-            let shown = try await PseudoTerminal.run(["whoami"], environment: cli.environment, dialogue: [])
-            try await resume.value
+            let shown = try await PseudoTerminal.run(["whoami"], environment: cli.environment, dialogue: [],
+                                                     resuming: (gateway, "⠋ "))
             #expect(shown.status == 0, "\(shown.output)")
             #expect(shown.output.contains("⠋ "), "no spinner while the gateway was stopped: \(shown.output)")
             #expect(shown.output.contains("\r\u{1B}[K"), "the spinner's line was not wiped: \(shown.output)")
