@@ -20,10 +20,12 @@ public func withPostgresClient<T: Sendable>(_ database: DatabaseURL, logger: Log
 }
 
 extension PSQLError {
-    /// A failure to reach the server, rather than an error the server reported about the statement.
+    /// The server cannot serve now, rather than an error about the statement: it is unreachable, or out
+    /// of a resource it needs.
     public var isOutage: Bool {
         guard let state = serverInfo?[.sqlState] else { return true }
-        // 08: connection exceptions; 57P01-57P03: the server is shutting down or starting up.
-        return state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state)
+        // 08: connection exceptions; 53: insufficient resources (disk full, out of memory, too many
+        // connections); 57P01-57P03: the server is shutting down or starting up.
+        return state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03"].contains(state)
     }
 }
