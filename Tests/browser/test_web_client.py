@@ -151,6 +151,13 @@ class WebClientTests(unittest.TestCase):
     def markers(self):
         return self.driver.find_elements(By.CSS_SELECTOR, "#map .leaflet-marker-icon")
 
+    def wait_for_popup_of(self, name):
+        """The open popup, once it shows `name`: it fades in, and WebDriver reads no text while it is transparent."""
+        def shown():
+            popups = self.driver.find_elements(By.CSS_SELECTOR, ".leaflet-popup-content .popup")
+            return popups[0] if popups and popups[0].find_element(By.CSS_SELECTOR, ".popup-name").text == name else None
+        return self.wait_for(shown, message=f"no popup showing {name}")
+
     def wait_for_markers(self, count, timeout=10):
         self.wait_for(lambda: len(self.markers()) == count, timeout,
                       f"expected {count} markers, saw {len(self.markers())}")
@@ -228,8 +235,7 @@ class WebClientTests(unittest.TestCase):
         grace = next(pin for pin in expected if pin["firstName"] == "Grace")
         marker = next(m for m in self.markers() if m.get_attribute("title") == "Grace Hopper")
         marker.click()
-        popup = self.wait_for(lambda: self.driver.find_element(By.CSS_SELECTOR, ".leaflet-popup-content .popup"))
-        self.assertEqual(popup.find_element(By.CSS_SELECTOR, ".popup-name").text, "Grace Hopper")
+        popup = self.wait_for_popup_of("Grace Hopper")
         link = popup.find_element(By.CSS_SELECTOR, "a.popup-link")
         self.assertEqual(link.text, grace["mediaURL"])
         self.assertEqual(link.get_attribute("target"), "_blank")
@@ -251,7 +257,7 @@ class WebClientTests(unittest.TestCase):
         linus = next(m for m in self.markers() if m.get_attribute("title") == "Linus Torvalds")
         self.assertEqual(linus.get_attribute("tabindex"), "0")
         linus.send_keys(Keys.ENTER)
-        self.wait_for(lambda: self.driver.find_element(By.CSS_SELECTOR, ".leaflet-popup-content .popup-name").text == "Linus Torvalds")
+        self.wait_for_popup_of("Linus Torvalds")
         self.by_id("tab-map").send_keys(Keys.ARROW_RIGHT)
         self.wait_for(lambda: self.visible("panel-list"))
         self.assertEqual(self.by_id("tab-list").get_attribute("aria-selected"), "true")
@@ -363,8 +369,7 @@ class WebClientTests(unittest.TestCase):
         self.wait_for_markers(len(pins()))
         marker = next(m for m in self.markers() if m.get_attribute("title") == f"{HOSTILE} Mallory")
         marker.click()
-        name = self.wait_for(lambda: self.driver.find_element(By.CSS_SELECTOR, ".leaflet-popup-content .popup-name"))
-        self.assertEqual(name.text, f"{HOSTILE} Mallory")
+        self.wait_for_popup_of(f"{HOSTILE} Mallory")
         self.show_tab("list")
         self.assertIn(f"{HOSTILE} Mallory", [row["name"] for row in self.list_rows()])
         self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "img[src=x], img[src$='/x']"), [])
