@@ -16,7 +16,7 @@ struct AuthGatewayCommand: AsyncParsableCommand {
             PORT (default \(GatewayConfiguration.defaultPort)), IDENTITY_PROVIDER (local or udacity), UDACITY_BASE_URL, \
             GEOCODER_URL, TILE_URL, SESSION_TTL and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self],
+        subcommands: [Serve.self, Migrate.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -62,4 +62,9 @@ struct Migrate: AsyncParsableCommand {
         }
         print("schema auth is up to date (migration \(Migrations.all.last?.version ?? 0))")
     }
+}
+
+struct HealthCheck: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "healthcheck", abstract: HealthCheckCommand.abstract)
+    func run() throws { throw ExitCode(HealthCheckCommand.run(service: "auth-gateway", defaultPort: GatewayConfiguration.defaultPort)) }
 }

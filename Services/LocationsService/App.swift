@@ -16,7 +16,7 @@ struct LocationsServiceCommand: AsyncParsableCommand {
             Configuration comes from the environment: DATABASE_URL (required), INTERNAL_TOKEN (required by \
             serve: the shared secret the gateway sends), PORT (default \(ServiceConfiguration.defaultPort)) and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self, Replay.self],
+        subcommands: [Serve.self, Migrate.self, Replay.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -94,6 +94,11 @@ struct Replay: AsyncParsableCommand {
             print("replay: swapped the rebuilt read model in")
         }
     }
+}
+
+struct HealthCheck: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "healthcheck", abstract: HealthCheckCommand.abstract)
+    func run() throws { throw ExitCode(HealthCheckCommand.run(service: "locations-service", defaultPort: ServiceConfiguration.defaultPort)) }
 }
 
 func commandLogger(_ configuration: ServiceConfiguration) -> Logger {
