@@ -1,24 +1,46 @@
-# Builds the On The Map services into one small runtime image.
-#   docker build -t onthemap .
-FROM swift:6.1-bookworm AS build
+# The On The Map image: auth-gateway, locations-service and the onthemap CLI, with the web client's files
+# and Leaflet, on Debian without a compiler, run as an unprivileged user.
+#   docker build -t onthemap .          (docker compose builds it too)
+# The base images are build arguments, so a machine that reaches no registry can build its own in their
+# place (scripts/compose-test.sh does).
+ARG SWIFT_IMAGE=swift:6.3-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+FROM ${SWIFT_IMAGE} AS build
 WORKDIR /src
-COPY Package.swift ./
+# The dependencies first, in a layer of their own: a change to our sources does not fetch them again.
+COPY Package.swift Package.resolved* ./
+RUN swift package resolve
 COPY Shared Shared
 COPY Services Services
+COPY Clients Clients
+COPY Fuzz Fuzz
 COPY Tests Tests
-RUN swift build -c release --product locations-service \
-    && swift build -c release --product auth-gateway \
-    && bin="$(swift build -c release --show-bin-path)" \
-    && mkdir /out && cp "$bin/locations-service" "$bin/auth-gateway" /out/ \
-    && cp -R "$bin"/*.resources /out/
+# As scripts/lib.sh's RELEASE_BUILD: optimised, the Swift runtime and Foundation linked in, so the runtime
+# stage needs no Swift libraries. The resource bundles (the API document, the gazetteer, the web client)
+# go beside the binaries, where they look for them.
+RUN set -e; \
+    for product in locations-service auth-gateway onthemap; do \
+        swift build -c release --static-swift-stdlib --product "$product"; \
+    done; \
+    bin=$(swift build -c release --static-swift-stdlib --show-bin-path); \
+    mkdir /out; \
+    cp "$bin/locations-service" "$bin/auth-gateway" "$bin/onthemap" /out/; \
+    strip /out/*; \
+    cp -R "$bin"/*.resources /out/
 
-FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libcurl4 libxml2 tzdata ca-certificates \
-    && rm -rf /var/lib/apt/lists/* && useradd --system --uid 10001 onthemap
-COPY --from=build /usr/lib/swift/linux/*.so /usr/lib/swift/linux/
-# The binaries find their resource bundles (the OpenAPI document, the gazetteer) beside themselves.
+FROM ${RUNTIME_IMAGE}
+# Leaflet from Debian (the gateway serves it from /usr/share/javascript/leaflet, LEAFLET_DIR's default).
+# The secrets folder belongs to the service user, so a volume mounted there on first use does too.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates tzdata libjs-leaflet \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --system --gid 10001 onthemap \
+    && useradd --system --uid 10001 --gid onthemap --home-dir /nonexistent --shell /usr/sbin/nologin onthemap \
+    && install -d -o onthemap -g onthemap -m 0700 /var/lib/onthemap/secrets
 COPY --from=build /out/ /usr/local/bin/
-ENV LD_LIBRARY_PATH=/usr/lib/swift/linux
 USER onthemap
 EXPOSE 8080 8081
+# Both services drain in-flight requests on SIGTERM, then exit 0.
+STOPSIGNAL SIGTERM
 CMD ["auth-gateway", "serve"]
