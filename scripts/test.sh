@@ -45,7 +45,6 @@ else
     swift test --skip-build --no-parallel --filter "$timed"
     # The web client in headless Chromium against the real services (its own PostgreSQL and stack).
     scripts/browser-test.sh
-    scripts/compose-test.sh
     # Faults under load (kill -9, the database stopped, restarted, out of disk, the hop cut): nothing
     # acknowledged is lost and every refusal is an honest 503 in time. Timed, so after the parallel phase.
     scripts/fault-test.sh

@@ -157,7 +157,7 @@ final class InternalHTTPClient: Sendable {
             open += 1
             ClientBootstrap(group: loop)
                 .connectTimeout(settings.connectTimeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { [settings] channel in
                     channel.eventLoop.makeCompletedFuture {
                         // The headers sent are the client's, already checked by the server's parser, and our own.
