@@ -7,11 +7,7 @@ import PostgresNIO
 /// The append-only event log of `locations.events`, with the read model written in the same statement.
 ///
 /// Each append is one SQL statement (data-modifying CTEs): the event insert and the read-model change
-/// commit together or not at all, in one round trip. Its rows are sent only once both writes are done
-/// (the `WHERE` of scalar subqueries over both CTEs runs them to the end first): a write that fails late,
-/// a full disk refusing to extend the pins table, then fails before any row. An error after rows left
-/// PostgresNIO's connection out of its pool: with the disk full, every connection of the service was
-/// lost that way within seconds and the service answered nothing even once space returned. Timestamps travel as ISO-8601 text so the stored
+/// commit together or not at all, in one round trip. Timestamps travel as ISO-8601 text so the stored
 /// value is exactly the millisecond the event carries (a `Date` would pass through floating point). Unique constraints, not `ON CONFLICT DO NOTHING`,
 /// decide races: a lost append is an error the caller sees.
 struct EventStore: Sendable {
@@ -52,10 +48,8 @@ struct EventStore: Sendable {
                 SELECT object_id, unique_key, first_name, last_name, map_string, media_url,
                        latitude, longitude, created_at::timestamptz, created_at::timestamptz, 1
                 FROM input
-                RETURNING 1
             )
             SELECT transaction_id::text::bigint, position, stream_name FROM appended
-            WHERE (SELECT count(*) FROM projected) + (SELECT count(*) FROM appended) > 0
             """))
         var positions: [String: LogPosition] = [:]
         for row in rows {
@@ -89,10 +83,8 @@ struct EventStore: Sendable {
                     latitude = \(location.latitude), longitude = \(location.longitude),
                     updated_at = \(location.updatedAt.iso8601)::timestamptz, version = \(version)
                 WHERE object_id = \(location.objectId.rawValue)
-                RETURNING 1
             )
             SELECT transaction_id::text::bigint, position FROM appended
-            WHERE (SELECT count(*) FROM projected) + (SELECT count(*) FROM appended) > 0
             """))
     }
 
@@ -111,10 +103,8 @@ struct EventStore: Sendable {
                 RETURNING transaction_id, position
             ), projected AS (
                 DELETE FROM locations.pins WHERE object_id = \(deletion.objectId.rawValue)
-                RETURNING 1
             )
             SELECT transaction_id::text::bigint, position FROM appended
-            WHERE (SELECT count(*) FROM projected) + (SELECT count(*) FROM appended) > 0
             """))
     }
 
