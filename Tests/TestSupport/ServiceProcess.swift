@@ -39,15 +39,39 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    /// Waits until `/readyz` answers 200.
+    /// Waits until `/readyz` answers 200, from this process: had it failed to bind its port, whatever else
+    /// listens there would answer instead.
     public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let (status, _) = try? await get("/readyz", token: false), status == 200 { return }
+            if let (status, _) = try? await get("/readyz", token: false), status == 200 {
+                guard listensOnItsPort() else { throw HarnessError("another process answers on port \(port); this one:\n\(output)") }
+                return
+            }
             guard process.isRunning else { throw HarnessError("service exited early:\n\(output)") }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw HarnessError("service not ready after \(timeout):\n\(output)")
+    }
+
+    /// Whether the socket listening on `port` is one of this process's (Linux; elsewhere assumed).
+    private func listensOnItsPort() -> Bool {
+        #if os(Linux)
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return true }
+        // Each row: slot, local address:port (hex), remote address, state (0A listening), queues, timers,
+        // retransmits, uid, timeout, inode.
+        let localPort = ":" + String(format: "%04X", port)
+        let inodes = table.split(separator: "\n").dropFirst().compactMap { row -> Substring? in
+            let fields = row.split(separator: " ")
+            return fields.count > 9 && fields[1].hasSuffix(localPort) && fields[3] == "0A" ? fields[9] : nil
+        }
+        let folder = "/proc/\(process.processIdentifier)/fd"
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let sockets = Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") })
+        return inodes.contains { sockets.contains("socket:[\($0)]") }
+        #else
+        return true
+        #endif
     }
 
     public func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:],
@@ -82,8 +106,27 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 }
 
-/// A loopback TCP port nobody listens on right now.
+/// Ports `freePort` has handed out in this test process. The kernel offers a port again as soon as the
+/// probe socket is closed, so two services started side by side could be given one port: the second
+/// fails to bind, and the first answers the second's readiness check and every request meant for it.
+private let handedOut = LockedPorts()
+
+private final class LockedPorts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ports: Set<Int> = []
+    /// Whether `port` is new to this process (and now taken).
+    func take(_ port: Int) -> Bool { lock.withLock { ports.insert(port).inserted } }
+}
+
+/// A loopback TCP port nobody listens on right now, and never handed out before in this process.
 public func freePort() -> Int {
+    while true {
+        let port = probedPort()
+        if handedOut.take(port) { return port }
+    }
+}
+
+private func probedPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
