@@ -89,6 +89,8 @@ import TestSupport
         let service = try ServiceProcess(locationsOn: viaProxy.string!)
         try await service.waitUntilReady()
         #expect(try await service.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader).0 == 200)
+        let ready = try ServiceProcess.healthCheck("locations-service", port: service.port)
+        #expect(ready.status == 0 && ready.output == "locations-service on 127.0.0.1:\(service.port) is ready\n", "\(ready)")
 
         await proxy.cut()
         for (method, path, body) in [("GET", "/v1/StudentLocation?limit=5", nil), ("POST", "/v1/StudentLocation", Self.body),
@@ -101,6 +103,11 @@ import TestSupport
             #expect(took < .seconds(3), "\(method) \(path) took \(took)")
         }
         #expect(try await service.get("/readyz", token: false).0 == 503)
+        // What a container's health check sees: not ready, and why.
+        let down = try ServiceProcess.healthCheck("locations-service", port: service.port)
+        #expect(down.status == 1, "\(down)")
+        #expect(down.output.hasPrefix("locations-service on 127.0.0.1:\(service.port) is not ready: HTTP/1.1 503 Service Unavailable"), "\(down)")
+        #expect(down.output.contains(#""status":"unavailable""#) && down.output.hasSuffix("}\n"), "\(down)")
         #expect(service.process.isRunning)
 
         try await proxy.start()
@@ -120,6 +127,13 @@ import TestSupport
         #expect(results?.count == 2)
         service.terminate()
         await proxy.cut()
+    }
+
+    @Test func theHealthCheckOfAPortNobodyListensOnSaysSoAndFails() throws {
+        let port = freePort()
+        let answer = try ServiceProcess.healthCheck("locations-service", port: port)
+        #expect(answer.status == 1)
+        #expect(answer.output == "locations-service on 127.0.0.1:\(port) is not ready: cannot connect: Connection refused\n")
     }
 }
 

@@ -39,6 +39,22 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
+    /// `NAME healthcheck` as a container's health check runs it, for a service listening on `port`: the
+    /// exit status, and what it printed on stdout and stderr together.
+    public static func healthCheck(_ name: String, port: Int) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = binary(name)
+        process.arguments = ["healthcheck"]
+        process.environment = ["PORT": String(port)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let printed = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: printed, as: UTF8.self))
+    }
+
     /// Waits until `/readyz` answers 200, from this process: had it failed to bind its port, whatever else
     /// listens there would answer instead.
     public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
