@@ -13,5 +13,5 @@ ensure_postgres_installed
 
 for product in locations-service auth-gateway; do swift build -q --product "$product"; done
 mkdir -p test-output
-python3 Tests/faults/faults.py --bin "$(swift build --show-bin-path)" --pg-bin "$PG_BIN" \
+python3 Tests/faults/faults.py --bin "$(swift build --show-bin-path)" \
     --results test-output/faults.json "$@"

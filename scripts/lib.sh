@@ -49,9 +49,18 @@ start_private_postgres() {
         || { tail -n 20 "$data_dir/server.log"; return 1; }
 }
 
+# private_postgres_running DATA_DIR: whether the cluster's server runs.
+private_postgres_running() {
+    ensure_postgres_installed
+    as_db_owner "$PG_BIN/pg_ctl" -D "$1" status >/dev/null 2>&1
+}
+
+# stop_private_postgres DATA_DIR [MODE]: stops the cluster if it runs; MODE is pg_ctl's (fast by default,
+# immediate for a crash-like stop that recovers from the WAL on the next start).
 stop_private_postgres() {
-    local data_dir=$1
-    [ -f "$data_dir/postmaster.pid" ] && as_db_owner "$PG_BIN/pg_ctl" -D "$data_dir" -m fast -w stop >/dev/null 2>&1
+    local data_dir=$1 mode=${2:-fast}
+    ensure_postgres_installed
+    [ -f "$data_dir/postmaster.pid" ] && as_db_owner "$PG_BIN/pg_ctl" -D "$data_dir" -m "$mode" -w stop >/dev/null 2>&1
     return 0
 }
 

@@ -9,7 +9,7 @@ itself, and every acknowledged pin in the log and the read model exactly once, w
 clean. A writer retries each pin under its Idempotency-Key until it is acknowledged, as a careful client
 does.
 
-    faults.py --bin BIN_DIR --pg-bin PG_BIN [--seconds N] [--results FILE] [scenario ...]
+    faults.py --bin BIN_DIR [--seconds N] [--results FILE] [scenario ...]
 
 Scenarios: kill-locations, kill-gateway, database-stop, database-restart, hop-cut, disk-full.
 Exit status 1 if any check fails; one line per check, and the figures as JSON in --results.
@@ -39,44 +39,39 @@ def free_port():
         return s.getsockname()[1]
 
 
-def as_db_owner(args):
-    """PostgreSQL refuses to run as root: as root, its commands run as the `postgres` user."""
-    return ["runuser", "-u", "postgres", "--"] + args if os.geteuid() == 0 else args
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib.sh")
+
+
+def lib(function, *args, check=True):
+    """Runs one function of scripts/lib.sh, the cluster helpers every script shares: its exit status."""
+    return subprocess.run(["bash", "-c", 'source "$0"; "$@"', LIB, function, *args], check=check,
+                          stdout=subprocess.DEVNULL).returncode
 
 
 class Cluster:
-    """A private PostgreSQL cluster with default durability (fsync and synchronous commit on)."""
+    """A private PostgreSQL cluster (scripts/lib.sh) with default durability: fsync and synchronous commit on.
+    Its data and its log, server.log, are in `data_folder`/pgdata."""
 
-    def __init__(self, pg_bin, folder, data_folder):
-        self.pg_bin, self.data = pg_bin, os.path.join(data_folder, "pgdata")
-        self.log = os.path.join(folder, "postgres.log")
-        self.port = free_port()
-        os.makedirs(self.data)
-        open(self.log, "a").close()
-        if os.geteuid() == 0:
-            subprocess.run(["chown", "-R", "postgres", data_folder, self.log], check=True)
-        os.chmod(self.data, 0o700)
-        subprocess.run(as_db_owner([f"{pg_bin}/initdb", "-D", self.data, "-U", "onthemap", "--auth=trust",
-                                    "--encoding=UTF8", "--locale=C.UTF-8"]), check=True, stdout=subprocess.DEVNULL)
-        self.options = f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.data}"
+    def __init__(self, data_folder):
+        self.data, self.port = os.path.join(data_folder, "pgdata"), free_port()
         self.start()
 
     @property
     def url(self):
         return f"postgres://onthemap@127.0.0.1:{self.port}/postgres"
 
-    def pg_ctl(self, *args, check=True):
-        return subprocess.run(as_db_owner([f"{self.pg_bin}/pg_ctl", "-D", self.data, "-w", "-t", "60", *args]),
-                              check=check, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    @property
+    def log(self):
+        return os.path.join(self.data, "server.log")
 
     def start(self):
-        self.pg_ctl("-o", self.options, "-l", self.log, "start")
+        lib("start_private_postgres", self.data, str(self.port))
 
     def stop(self, mode="fast"):
-        self.pg_ctl("-m", mode, "stop", check=False)
+        lib("stop_private_postgres", self.data, mode)
 
     def running(self):
-        return self.pg_ctl("status", check=False).returncode == 0
+        return lib("private_postgres_running", self.data, check=False) == 0
 
     def sql(self, query):
         answer = subprocess.run(["psql", "-X", "-At", "-h", "127.0.0.1", "-p", str(self.port), "-U", "onthemap", "-d", "postgres",
@@ -155,15 +150,14 @@ class Stack:
 
     def __init__(self, args, folder, gateways=1, data_folder=None):
         self.args, self.folder = args, folder
-        self.cluster = Cluster(args.pg_bin, folder, data_folder or folder)
+        self.cluster = Cluster(data_folder or folder)
         environment = {"DATABASE_URL": self.cluster.url}
         self.locations = Service(os.path.join(args.bin, "locations-service"), environment, folder, "locations-service")
         self.locations.start()
-        self.hop = self.locations.port
         self.gateways = []
         for index in range(gateways):
             gateway = Service(os.path.join(args.bin, "auth-gateway"),
-                              dict(environment, LOCATIONS_URL=f"http://127.0.0.1:{self.hop}"), folder, f"auth-gateway-{index + 1}")
+                              dict(environment, LOCATIONS_URL=self.locations.url), folder, f"auth-gateway-{index + 1}")
             self.gateways.append(gateway)
 
     def start_gateways(self, hop=None):
@@ -331,8 +325,8 @@ class Checks:
 def check_nothing_lost(stack, load, checks):
     """Every acknowledged pin once in the log and in the read model; nothing that was never sent."""
     outcomes = load.outcomes
-    acknowledged = dict(outcomes.acknowledged)
     checks.expect(load.finish(), "every writer had its last pin acknowledged once the load stopped")
+    acknowledged = dict(outcomes.acknowledged)
     rows = stack.cluster.sql("SELECT idempotency_key, count(*), min(stream_name) FROM locations.events "
                              "WHERE event_type = 'LocationPosted' AND data->>'mapString' <> 'login check' GROUP BY 1")
     logged = {key: (int(count), stream) for key, count, stream in rows}
@@ -596,6 +590,7 @@ def scenario_disk_full(args, folder, checks):
             check_no_server_errors(load, checks)
         finally:
             stack.stop()
+            shutil.copy(stack.cluster.log, os.path.join(folder, "postgres.log"))  # the disk goes, its log stays
     finally:
         subprocess.run(["umount", "-l", disk], check=False)
 
@@ -613,7 +608,6 @@ SCENARIOS = {
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="folder with locations-service and auth-gateway")
-    parser.add_argument("--pg-bin", required=True, help="PostgreSQL's bin folder (initdb, pg_ctl)")
     parser.add_argument("--seconds", type=int, default=20, help="how long the kill scenarios go on")
     parser.add_argument("--results", help="write the figures of every scenario here, as JSON")
     parser.add_argument("scenarios", nargs="*", help="the scenarios to run (all by default)")
