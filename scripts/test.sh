@@ -50,4 +50,7 @@ else
     scripts/fault-test.sh
     # A short coverage-guided pass over the parsers of client input (bench/fuzz.sh runs a million each).
     scripts/fuzz.sh 20000
+    # docker-compose.yml brought up as users run it, in a Docker engine of its own (about 13 minutes,
+    # most of it the image's Swift release build).
+    scripts/compose-test.sh
 fi
