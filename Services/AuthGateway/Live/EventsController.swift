@@ -45,12 +45,11 @@ struct EventsController: Sendable {
                 for await message in messages {
                     switch message {
                     case .heartbeat:
-                        guard (try? await writer.write(ByteBuffer(string: ": heartbeat\n\n"))) != nil else { return }
-                    case .change(let event):
-                        guard let position = LogPosition(event.id) else { continue }
+                        guard (try? await writer.write(Self.heartbeat)) != nil else { return }
+                    case .change(let position, let frame):
                         if let last, position <= last { continue }
                         last = position
-                        guard (try? await writer.write(Self.frame(event))) != nil else { return }
+                        guard (try? await writer.write(frame)) != nil else { return }
                     }
                 }
             } onGracefulShutdown: {
@@ -59,6 +58,8 @@ struct EventsController: Sendable {
             try await writer.finish(nil)
         })
     }
+
+    static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")
 
     /// `id`, `event` (the event type) and one `data` line of JSON.
     static func frame(_ event: LocationChangeEvent) -> ByteBuffer {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import Prometheus
 import OnTheMapShared
 import ServiceLifecycle
@@ -10,7 +11,8 @@ import Synchronization
 /// connections open through proxies.
 final class LiveFeed: Service, Sendable {
     enum Message: Sendable {
-        case change(LocationChangeEvent)
+        /// One change: its place in the log, and its frame, made once for every stream that writes it.
+        case change(LogPosition, frame: ByteBuffer)
         case heartbeat
     }
 
@@ -116,7 +118,10 @@ final class LiveFeed: Service, Sendable {
                 cache.setFollowing(true)
                 // A stream opened during a read without changes reads the same stretch again, with them.
                 if !listening, subscriberCount > 0 { continue }
-                page.events.forEach { broadcast(.change($0)) }
+                for event in page.events {
+                    guard let position = LogPosition(event.id) else { continue }
+                    broadcast(.change(position, frame: EventsController.frame(event)))
+                }
                 cursor = page.cursor
                 pause = .milliseconds(200)
                 // While the log moves fast, read it at most every 50 ms, in bigger pages, instead of once
