@@ -96,7 +96,7 @@ func buildApplication(
             hotRead.answer(request).map(PreparedHandling.answer) ?? writes.handling(request)
         }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
-        services: [client, sessionAnnouncements, HTTPClientService(client: httpClient, internal: internalHTTP), feed],
+        services: [client, sessionAnnouncements, HTTPClientService(client: httpClient, internal: internalHTTP), feed, MemoryReturn()],
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()

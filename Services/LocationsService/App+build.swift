@@ -58,7 +58,7 @@ func buildApplication(
         router: router,
         server: .http1(serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits, prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
-        services: [client, notifier],
+        services: [client, notifier, MemoryReturn()],
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()

@@ -67,6 +67,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func start(context: ChannelHandlerContext) {
         guard ticker == nil else { return }
         OperatorMetrics.connectionOpened()
+        MemoryReturn.connections.opened()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: .init(limits.tick), delay: .init(limits.tick)) { _ in
             let (handler, context) = loopBound.value
@@ -114,6 +115,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         ticker.cancel()
         self.ticker = nil
         OperatorMetrics.connectionClosed()
+        MemoryReturn.connections.closed()
         if let counted { perAddress.close(counted) }
         counted = nil
     }
