@@ -94,7 +94,10 @@ if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
     commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Clients Shared Package.swift || echo ' with local changes')"
 fi
 python3 - BENCHMARKS.md "$results_dir" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$(nproc)" "$bytes" "$rss_kb" "$curl_rss_kb" "$binary_mb" "$runs" <<'PY'
-import json, re, sys
+import json, sys
+
+sys.path.insert(0, "bench")
+from section import write_sections
 
 target, results, date, commit, cpus, size, rss, curl_rss, binary_mb, runs = sys.argv[1:]
 timings = {r["command"]: r for r in json.load(open(f"{results}/cli-list.json"))["results"]}
@@ -122,11 +125,7 @@ section += [
     f"`onthemap list --json`: {int(rss) / 1024:.1f} MB (curl: {int(curl_rss) / 1024:.1f} MB); the binary is {binary_mb} MB.",
     "",
 ]
-text = open(target, encoding="utf-8").read() if __import__("os").path.exists(target) else ""
-block = "\n".join(section) + "\n"
-pattern = re.compile(r"^## Command line\n.*?(?=^## |\Z)", re.S | re.M)
-text = pattern.sub(block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block
-open(target, "w", encoding="utf-8").write(text)
+write_sections(target, section)
 print(f"onthemap/curl median ratio {ratio:.2f}")
 PY
 echo "bench/cli.sh: wrote the Command line section of BENCHMARKS.md"

@@ -20,7 +20,10 @@ fi
 swift_version=$(PATH="/opt/swift/usr/bin:$PATH" swift --version 2>/dev/null | sed -n 's/.*Swift version \([^ ]*\).*/\1/p' | head -n 1)
 
 python3 - "$summary" BENCHMARKS.md "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$swift_version" "$(nproc)" <<'EOF'
-import re, sys
+import sys
+
+sys.path.insert(0, "bench")
+from section import write_sections
 
 summary, target, date, commit, swift, cpus = sys.argv[1:]
 reads = {
@@ -47,15 +50,6 @@ for name, runs, rate, edges, features, found, seconds in rows:
     section.append(f"| {name} | {reads.get(name, '')} | {int(runs):,} | {int(rate):,} | {edges} / {features} | {found} | 0 |")
 section.append("")
 
-text = open(target, encoding="utf-8").read()
-# Replace the section up to the next heading of the same level, or append it.
-pattern = re.compile(r"^## Fuzzing\n.*?(?=^## |\Z)", re.S | re.M)
-block = "\n".join(section) + "\n"
-if pattern.search(text):
-    text = pattern.sub(lambda _: block, text, count=1)
-else:
-    text = text.rstrip("\n") + "\n\n" + block
-with open(target, "w", encoding="utf-8") as handle:
-    handle.write(text.rstrip("\n") + "\n")
+write_sections(target, section)
 EOF
 echo "bench/fuzz.sh: wrote the Fuzzing section of BENCHMARKS.md"

@@ -5,6 +5,8 @@ Usage: bench/report.py bench/results/results.env BENCHMARKS.md
 """
 import sys
 
+from section import write_sections
+
 # The goals each ratio is held to (service figure / limit measured in the same run).
 READ_GOAL = 0.8     # hot read: at least 0.8 × nginx's requests/s
 REPLAY_GOAL = 1.5   # replay: at most 1.5 × the SQL rebuild's wall-clock time
@@ -402,9 +404,8 @@ def main(source, target):
          f"{mb('rss_gw_read_peak_kb')} and {mb('rss_gw_post_peak_kb')} at the peaks of its two loads). `replay` holds the latest state of every pin in memory",
          f"before loading it: {mb('rss_replay_peak_kb')} at peak for {count(live_pins)} pins."],
     ]]
-    lines.append("")
-    with open(target, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines))
+    # The sections other benchmarks write (fuzzing, the command line, the web client, the live fan-out) stay.
+    write_sections(target, lines)
 
 
 if __name__ == "__main__":

@@ -35,8 +35,7 @@ work=$(mktemp -d /tmp/onthemap-web-bench.XXXXXX)
 cleanup() {
     local status=$?
     trap - EXIT INT TERM
-    web_stack_stop
-    cp "$work"/*.log "$results_dir/" 2>/dev/null || true
+    web_stack_stop "$results_dir"
     rm -rf "$work"
     exit $status
 }
@@ -72,6 +71,9 @@ python3 - BENCHMARKS.md "$results_dir/web.json" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     "$(chromium --version 2>/dev/null | awk 'NR == 1 { print $1, $2 }')" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, os, sys
 
+sys.path.insert(0, "bench")
+from section import write_sections
+
 target, results, date, commit, cpus, browser, load = sys.argv[1:]
 r = json.load(open(results))
 BYTES_GOAL, MS_GOAL = 300 * 1024, 500
@@ -101,15 +103,7 @@ section = [
     f"{listed['ms']['median'] / cold['ms']['median'] * 100:.1f}% of that page load.",
     "",
 ]
-# This section only: from its heading to the next one, or added at the end.
-lines = open(target, encoding="utf-8").read().split("\n") if os.path.exists(target) else []
-start = lines.index(section[0]) if section[0] in lines else len(lines)
-end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-before = "\n".join(lines[:start]).rstrip("\n")
-after = "\n".join(lines[end:])
-with open(target, "w", encoding="utf-8") as out:
-    body = "\n".join(section) + "\n" + after if after else "\n".join(section).rstrip("\n") + "\n"
-    out.write((before + "\n\n" if before else "") + body)
+write_sections(target, section)
 print(f"web client: {bytes_ratio:.2f}x the byte limit, {ms_ratio:.2f}x the time limit")
 PY
 echo "bench/web.sh: wrote the Web client section of BENCHMARKS.md"

@@ -3,7 +3,7 @@
 #
 #   web_stack_start BIN_DIR WORK_DIR   sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
 #                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
-#   web_stack_stop
+#   web_stack_stop [LOG_DIR]
 
 STACK_PIDS=()
 
@@ -58,11 +58,13 @@ web_stack_start() {
     export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_LOCATIONS STACK_TILES
 }
 
+# web_stack_stop [LOG_DIR]: stops everything web_stack_start started; the services' logs are kept in LOG_DIR.
 web_stack_stop() {
     local pid
     for pid in "${STACK_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${STACK_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     STACK_PIDS=()
+    if [ -n "${1:-}" ] && [ -n "${STACK_WORK:-}" ]; then cp "$STACK_WORK"/*.log "$1/" 2>/dev/null || true; fi
     if [ -n "${STACK_PG_DATA:-}" ]; then
         stop_private_postgres "$STACK_PG_DATA"
         rm -rf "$STACK_PG_DATA" "$STACK_PG_DATA.initdb.log"
