@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
+import OnTheMapShared
 import ServiceKit
 import Testing
 import TestSupport
@@ -85,4 +87,21 @@ import TestSupport
             #expect(again.1.hasPrefix("HTTP/1.1 429"))
         }
     }
+
+    @Test func aStreamThatFallsTooFarBehindGetsWhatItHoldsThenEndsSoItsClientResumesFromTheLog() async {
+        let (stream, continuation) = LiveFeed.makeStream(limit: 3)
+        func change(_ position: Int64) -> LiveFeed.Message {
+            .change(LogPosition(transactionId: 1, position: position), frame: ByteBuffer(string: "id: 1-\(position)\n\n"))
+        }
+        for position in 1...5 { LiveFeed.offer(change(Int64(position)), to: continuation) }
+        var received: [Int64] = []
+        for await message in stream {
+            guard case .change(let position, _) = message else { continue }
+            received.append(position.position)
+        }
+        // The stream ended after the oldest three: the fourth and fifth, newer than anything the client
+        // got, are in the stretch of the log it reads when it reconnects with the last id it has.
+        #expect(received == [1, 2, 3])
+    }
 }
+

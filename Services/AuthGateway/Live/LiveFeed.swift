@@ -45,7 +45,7 @@ final class LiveFeed: Service, Sendable {
     /// down. Nil when that address already has `streamsPerAddress` streams open.
     func subscribe(address: String?) -> (id: UInt64, messages: AsyncStream<Message>)? {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let (stream, continuation) = AsyncStream.makeStream(of: Message.self, bufferingPolicy: .bufferingNewest(10_000))
+        let (stream, continuation) = Self.makeStream()
         let count: Int? = subscribers.withLock { subscribers in
             if let address {
                 let open = subscribers.perAddress[address, default: 0]
@@ -80,7 +80,24 @@ final class LiveFeed: Service, Sendable {
     var subscriberCount: Int { subscribers.withLock { $0.streams.count } }
 
     private func broadcast(_ message: Message) {
-        for continuation in subscribers.withLock({ $0.streams.values.map(\.continuation) }) { continuation.yield(message) }
+        for continuation in subscribers.withLock({ $0.streams.values.map(\.continuation) }) { Self.offer(message, to: continuation) }
+    }
+
+    /// Changes a stream may have waiting for its client. One that falls further behind (a client that
+    /// reads too slowly, or a crowd the gateway cannot serve as fast as pins come) is ended after the
+    /// changes it holds: its client reconnects with the last id it got and reads the rest from the log.
+    /// Without a bound, 5,000 streams that fell behind took the gateway from 73 to 240 MB in a minute.
+    static let backlogLimit = 256
+
+    static func makeStream(limit: Int = backlogLimit) -> (AsyncStream<Message>, AsyncStream<Message>.Continuation) {
+        // The oldest are kept: what is dropped is newer than all the client will get, so it is in the
+        // stretch of the log the client reads on reconnecting.
+        AsyncStream.makeStream(of: Message.self, bufferingPolicy: .bufferingOldest(limit))
+    }
+
+    /// Hands `message` to one stream, and ends the stream when it has no room left for it.
+    static func offer(_ message: Message, to continuation: AsyncStream<Message>.Continuation) {
+        if case .dropped = continuation.yield(message) { continuation.finish() }
     }
 
     func run() async throws {
