@@ -42,32 +42,14 @@ ulimit -n "$(ulimit -Hn)"
 largest=$(for n in $sizes; do echo "$n"; done | sort -n | tail -n 1)
 [ "$(ulimit -n)" -gt $((largest + 1000)) ] || { echo "fanout: $largest streams need more open files than the limit of $(ulimit -n)" >&2; exit 1; }
 
-for product in locations-service auth-gateway; do
-    timeout 1800 swift build "${RELEASE_BUILD[@]}" --scratch-path .build-bench --product "$product" >"$results_dir/fanout-build-$product.log" 2>&1 \
-        || { tail -n 20 "$results_dir/fanout-build-$product.log"; exit 1; }
-done
-bin=$root/.build-bench/release
-
-work=$(mktemp -d /tmp/onthemap-fanout.XXXXXX)
-chmod 755 "$work"
-nginx_pid=""
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    [ -z "$nginx_pid" ] || { kill -TERM "$nginx_pid" 2>/dev/null; wait "$nginx_pid" 2>/dev/null || true; }
-    web_stack_stop "$results_dir"
-    cp "$work"/nchan-error.log "$results_dir/" 2>/dev/null || true
-    rm -rf "$work"
-    exit $status
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+web_stack_bench fanout
+work=$BENCH_WORK
 
 gcc -O2 -Wall -o "$work/sse-fanout" bench/sse-fanout.c
 
 # One address opens every stream here: the per-address caps would refuse all but the first few.
 export MAX_CONNECTIONS_PER_CLIENT=100000 MAX_STREAMS_PER_CLIENT=100000
-web_stack_start "$bin" "$work"
+web_stack_start "$BENCH_BIN" "$work"
 gateway_pid=${STACK_PIDS[2]}
 gateway_port=${STACK_GATEWAY##*:}
 
@@ -82,6 +64,7 @@ sed -e "s|@DIR@|$work|g" -e "s|@PORT@|$nchan_port|g" bench/nchan.conf.template >
 chown nobody "$work/tmp" 2>/dev/null || true
 nginx -c "$work/nchan.conf" -e "$work/nchan-error.log" &
 nginx_pid=$!
+STACK_PIDS+=("$nginx_pid")  # stopped, and its log kept, with the stack
 for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$nchan_port/publish" && break; sleep 0.1; done
 nchan_pids() { pgrep -P "$nginx_pid" | tr '\n' ' '; echo "$nginx_pid"; }
 

@@ -25,23 +25,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check selenium
 
-for product in locations-service auth-gateway; do
-    timeout 1800 swift build "${RELEASE_BUILD[@]}" --scratch-path .build-bench --product "$product" >"$results_dir/web-build-$product.log" 2>&1 \
-        || { tail -n 20 "$results_dir/web-build-$product.log"; exit 1; }
-done
-bin=$root/.build-bench/release
-
-work=$(mktemp -d /tmp/onthemap-web-bench.XXXXXX)
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    web_stack_stop "$results_dir"
-    rm -rf "$work"
-    exit $status
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-web_stack_start "$bin" "$work"
+web_stack_bench web
+web_stack_start "$BENCH_BIN" "$BENCH_WORK"
 
 # 100 pins across the world from one student, posted through the gateway's API.
 python3 - "$STACK_GATEWAY" <<'PY'

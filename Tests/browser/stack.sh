@@ -4,6 +4,7 @@
 #   web_stack_start BIN_DIR WORK_DIR   sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
 #                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
 #   web_stack_stop [LOG_DIR]
+#   web_stack_bench NAME               for the benchmarks on this stack: sets BENCH_BIN and BENCH_WORK
 
 STACK_PIDS=()
 
@@ -70,4 +71,30 @@ web_stack_stop() {
         rm -rf "$STACK_PG_DATA" "$STACK_PG_DATA.initdb.log"
     fi
     return 0
+}
+
+# web_stack_bench NAME: what the benchmarks on this stack share (bench/web.sh, fanout.sh, soak.sh): release
+# builds of both services in .build-bench/ (shared with bench/run.sh; build logs in
+# bench/results/NAME-build-*.log), a scratch folder, and on exit the stack stopped, its logs kept in
+# bench/results/ and the folder removed. Run from the project's root. Sets BENCH_BIN and BENCH_WORK.
+web_stack_bench() {
+    local name=$1 results=$PWD/bench/results product
+    mkdir -p "$results"
+    for product in locations-service auth-gateway; do
+        timeout 1800 swift build "${RELEASE_BUILD[@]}" --scratch-path .build-bench --product "$product" >"$results/$name-build-$product.log" 2>&1 \
+            || { tail -n 20 "$results/$name-build-$product.log"; return 1; }
+    done
+    BENCH_BIN=$PWD/.build-bench/release
+    BENCH_WORK=$(mktemp -d "/tmp/onthemap-$name.XXXXXX")
+    chmod 755 "$BENCH_WORK"  # the cluster's owner, unprivileged when run as root, reaches into it
+    trap web_stack_bench_end EXIT
+    trap 'exit 130' INT TERM
+}
+
+web_stack_bench_end() {
+    local status=$?
+    trap - EXIT INT TERM
+    web_stack_stop "$PWD/bench/results"
+    rm -rf "$BENCH_WORK"
+    exit $status
 }

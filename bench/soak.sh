@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The soak: mixed traffic through the gateway for 10 minutes at a steady pace (wrk reading and posting,
+# each request followed by a pause on its connection), logins, live-feed subscribers coming and going and
+# a crowd of 5,000 that comes and leaves (bench/soak.py). Every minute: throughput and p99 of the reads
+# and the posts; every 5 s: both services' resident memory and open descriptors. Reports the slopes, and
+# what the gateway holds once the crowd has left. Writes the "Soak" section of BENCHMARKS.md.
+# Release builds in .build-bench/; its own PostgreSQL (default durability) and services on loopback.
+#
+# Usage (as root on Debian 12; installs wrk if missing): bench/soak.sh      (MINUTES=2 for a trial run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+source scripts/lib.sh
+source Tests/browser/stack.sh
+ensure_toolchain
+results_dir=$root/bench/results
+mkdir -p "$results_dir"
+minutes=${MINUTES:-10}
+command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+ulimit -n "$(ulimit -Hn)"
+
+web_stack_bench soak
+work=$BENCH_WORK
+
+# One address for every client here: the per-address caps are for the public, not for this machine.
+export MAX_CONNECTIONS_PER_CLIENT=100000 MAX_STREAMS_PER_CLIENT=100000
+web_stack_start "$BENCH_BIN" "$work"
+gateway_pid=${STACK_PIDS[2]}
+service_pid=${STACK_PIDS[0]}
+session=$(python3 - "$STACK_GATEWAY" <<'PY'
+import json, sys, urllib.request
+gateway = sys.argv[1]
+def call(path, body):
+    request = urllib.request.Request(gateway + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST")
+    text = urllib.request.urlopen(request, timeout=10).read().decode()
+    return json.loads(text[5:] if text.startswith(")]}'\n") else text)
+call("/v1/accounts", {"email": "soak@example.com", "password": "soak password 1", "firstName": "Soak", "lastName": "Test"})
+print(call("/v1/session", {"udacity": {"username": "soak@example.com", "password": "soak password 1"}})["session"]["id"])
+PY
+)
+
+runs=$results_dir/soak-wrk.jsonl
+: >"$runs"
+python3 bench/soak.py run "$STACK_GATEWAY" "$gateway_pid" "$service_pid" $((minutes * 60)) "$results_dir/soak-samples.csv" &
+side=$!
+for minute in $(seq 0 $((minutes - 1))); do
+    # 16 readers pausing 1 ms between requests; 4 writers pausing 200 ms, some 20 pins a second, each of
+    # which every live stream gets (with the crowd, 100,000 events a second to write).
+    wrk -t1 -c16 -d60s -s bench/soak.lua "$STACK_GATEWAY/v1/StudentLocation" -- read 1 "$session" >"$work/read.txt" 2>&1 &
+    reader=$!
+    wrk -t1 -c4 -d60s -s bench/soak.lua "$STACK_GATEWAY/v1/StudentLocation" -- post 200 "$session" >"$work/post.txt" 2>&1
+    wait "$reader"
+    for kind in read post; do
+        line=$(grep '^wrk-summary' "$work/$kind.txt") || { cat "$work/$kind.txt"; exit 1; }
+        python3 -c 'import json, sys; print(json.dumps({"minute": int(sys.argv[1]), "kind": sys.argv[2], **{k: float(v) for k, v in (f.split("=") for f in sys.argv[3].split()[1:])}}))' \
+            "$minute" "$kind" "$line" | tee -a "$runs"
+    done
+done
+wait "$side"
+
+commit=unknown
+if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
+    commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Services Shared Package.swift || echo ' with local changes')"
+fi
+python3 bench/soak.py report "$results_dir/soak-samples.csv" "$runs" BENCHMARKS.md "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$(nproc)"
+echo "bench/soak.sh: wrote the Soak section of BENCHMARKS.md"
