@@ -73,7 +73,10 @@ public final class ServiceProcess: @unchecked Sendable {
     /// Whether the socket listening on `port` is one of this process's (Linux; elsewhere assumed).
     private func listensOnItsPort() -> Bool {
         #if os(Linux)
-        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return true }
+        // Read to its end: the kernel writes the table a page at a time, and a test run holds thousands of
+        // sockets, so a read of the size the file claims (none) or of one page would miss most of them.
+        guard let bytes = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp")).readToEnd() else { return true }
+        let table = String(decoding: bytes, as: UTF8.self)
         // Each row: slot, local address:port (hex), remote address, state (0A listening), queues, timers,
         // retransmits, uid, timeout, inode.
         let localPort = ":" + String(format: "%04X", port)
