@@ -53,10 +53,7 @@ web_stack_start "$BENCH_BIN" "$work"
 gateway_pid=${STACK_PIDS[2]}
 gateway_port=${STACK_GATEWAY##*:}
 
-json() { curl -s --fail-with-body -H 'Content-Type: application/json' "$@" | sed "1s/^)]}'//"; }
-json -X POST "$STACK_GATEWAY/v1/accounts" -d '{"email":"fanout@example.com","password":"fanout password 1","firstName":"Fan","lastName":"Out"}' >/dev/null
-session=$(json -X POST "$STACK_GATEWAY/v1/session" -d '{"udacity":{"username":"fanout@example.com","password":"fanout password 1"}}' \
-    | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"]["id"])')
+session=$(web_stack_student fanout@example.com "fanout password 1" Fan Out)
 
 mkdir -p "$work/tmp"
 nchan_port=$(free_port)

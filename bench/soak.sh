@@ -27,17 +27,7 @@ export MAX_CONNECTIONS_PER_CLIENT=100000 MAX_STREAMS_PER_CLIENT=100000
 web_stack_start "$BENCH_BIN" "$work"
 gateway_pid=${STACK_PIDS[2]}
 service_pid=${STACK_PIDS[0]}
-session=$(python3 - "$STACK_GATEWAY" <<'PY'
-import json, sys, urllib.request
-gateway = sys.argv[1]
-def call(path, body):
-    request = urllib.request.Request(gateway + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST")
-    text = urllib.request.urlopen(request, timeout=10).read().decode()
-    return json.loads(text[5:] if text.startswith(")]}'\n") else text)
-call("/v1/accounts", {"email": "soak@example.com", "password": "soak password 1", "firstName": "Soak", "lastName": "Test"})
-print(call("/v1/session", {"udacity": {"username": "soak@example.com", "password": "soak password 1"}})["session"]["id"])
-PY
-)
+session=$(web_stack_student soak@example.com "soak password 1" Soak Test)
 
 runs=$results_dir/soak-wrk.jsonl
 : >"$runs"

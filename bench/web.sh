@@ -29,21 +29,17 @@ web_stack_bench web
 web_stack_start "$BENCH_BIN" "$BENCH_WORK"
 
 # 100 pins across the world from one student, posted through the gateway's API.
-python3 - "$STACK_GATEWAY" <<'PY'
+session=$(web_stack_student bench@example.com "bench password 1")
+python3 - "$STACK_GATEWAY" "$session" <<'PY'
 import json, sys, urllib.request
-gateway = sys.argv[1]
-def call(method, path, body, session=None):
-    headers = {"Content-Type": "application/json"}
-    if session:
-        headers["Authorization"] = f"Bearer {session}"
-    request = urllib.request.Request(gateway + path, json.dumps(body).encode(), headers, method=method)
-    text = urllib.request.urlopen(request, timeout=10).read().decode()
-    return json.loads(text[5:] if text.startswith(")]}'\n") else text)
-call("POST", "/v1/accounts", {"email": "bench@example.com", "password": "bench password 1", "firstName": "Bench", "lastName": "Student"})
-session = call("POST", "/v1/session", {"udacity": {"username": "bench@example.com", "password": "bench password 1"}})["session"]["id"]
+gateway, session = sys.argv[1:]
+def post(body):
+    request = urllib.request.Request(gateway + "/v1/StudentLocation", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", "Authorization": f"Bearer {session}"}, method="POST")
+    urllib.request.urlopen(request, timeout=10).read()
 for index in range(100):
-    call("POST", "/v1/StudentLocation", {"mapString": f"Place {index}", "mediaURL": f"https://example.com/{index}",
-                                         "latitude": (index * 37) % 140 - 70 + 0.5, "longitude": (index * 71) % 340 - 170 + 0.25}, session)
+    post({"mapString": f"Place {index}", "mediaURL": f"https://example.com/{index}",
+          "latitude": (index * 37) % 140 - 70 + 0.5, "longitude": (index * 71) % 340 - 170 + 0.25})
 PY
 
 python3 bench/web_page.py "$STACK_GATEWAY" "$STACK_TILES" bench@example.com "bench password 1" | tee "$results_dir/web.json"

@@ -5,6 +5,7 @@
 #                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
 #   web_stack_stop [LOG_DIR]
 #   web_stack_bench NAME               for the benchmarks on this stack: sets BENCH_BIN and BENCH_WORK
+#   web_stack_student EMAIL PASSWORD   signs a student up on STACK_GATEWAY, logs in, prints the session id
 
 STACK_PIDS=()
 
@@ -57,6 +58,21 @@ web_stack_start() {
     web_stack_wait_ready "$STACK_GATEWAY/readyz"
     web_stack_wait_ready "$STACK_GATEWAY_NO_TILES/readyz"
     export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_LOCATIONS STACK_TILES
+}
+
+# web_stack_student EMAIL PASSWORD [FIRST LAST]: a new student on STACK_GATEWAY, signed up and logged in
+# once through the API; prints the session id.
+web_stack_student() {
+    python3 - "$STACK_GATEWAY" "$1" "$2" "${3:-Bench}" "${4:-Student}" <<'PY'
+import json, sys, urllib.request
+gateway, email, password, first, last = sys.argv[1:]
+def call(path, body):
+    request = urllib.request.Request(gateway + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST")
+    text = urllib.request.urlopen(request, timeout=10).read().decode()
+    return json.loads(text[5:] if text.startswith(")]}'\n") else text)
+call("/v1/accounts", {"email": email, "password": password, "firstName": first, "lastName": last})
+print(call("/v1/session", {"udacity": {"username": email, "password": password}})["session"]["id"])
+PY
 }
 
 # web_stack_stop [LOG_DIR]: stops everything web_stack_start started; the services' logs are kept in LOG_DIR.
