@@ -38,7 +38,7 @@ def streams(port, seconds, stop):
     started = time.monotonic()
     refused = 0
 
-    def add(deadline):
+    def add():
         nonlocal refused
         try:
             sock = open_stream(port)
@@ -60,12 +60,12 @@ def streams(port, seconds, stop):
                 drop(sock)
                 del steady[sock]
         while len(steady) < STEADY_STREAMS:
-            sock = add(now)
+            sock = add()
             if sock is None:
                 break
             steady[sock] = now + random.uniform(5, 30)
         if CROWD_FROM <= progress < CROWD_TO and not crowd:
-            crowd = [sock for sock in (add(now) for _ in range(CROWD)) if sock]
+            crowd = [sock for sock in (add() for _ in range(CROWD)) if sock]
         if progress >= CROWD_TO and crowd:
             for sock in crowd:
                 drop(sock)

@@ -88,7 +88,7 @@ import TestSupport
         }
     }
 
-    @Test func aStreamThatFallsTooFarBehindGetsWhatItHoldsThenEndsSoItsClientResumesFromTheLog() async {
+    @Test func aStreamThatFallsTooFarBehindGetsTheOldestItHoldsThenEnds() async {
         let (stream, continuation) = LiveFeed.makeStream(limit: 3)
         func change(_ position: Int64) -> LiveFeed.Message {
             .change(LogPosition(transactionId: 1, position: position), frame: ByteBuffer(string: "id: 1-\(position)\n\n"))
