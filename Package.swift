@@ -148,6 +148,8 @@ let package = Package(
             name: "ServiceKitTests",
             dependencies: [
                 "ServiceKit",
+                "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -22,11 +22,34 @@ public struct Database: Sendable {
         return false
     }
 
-    /// Runs one statement and returns all its rows (request-path results are small).
+    /// Runs one statement that only reads, and returns all its rows (request-path results are small).
+    /// A statement that changes data goes through `write`.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await OperatorMetrics.query {
             try await withDeadline(timeout) { [client, logger] in
                 try await client.query(query, logger: logger).collect()
+            }
+        }
+    }
+
+    /// Runs one statement that changes data, and returns its rows once its change is committed.
+    ///
+    /// A statement outside a transaction block commits at the Sync that follows it, after the server has
+    /// sent its CommandComplete, and PostgresNIO ends the query at that CommandComplete. A server that is
+    /// stopped in between (an immediate shutdown, a crash) flushes what it has buffered as it dies, so the
+    /// query succeeds although its transaction never committed: a write acknowledged, then lost. PostgresNIO
+    /// sends a connection's next query only after the server said it is ready for one, which it says after
+    /// the commit; so an empty query after the statement, on the same connection, succeeds only once the
+    /// commit is done, and fails if the connection died first. That failure is an outage like any other (a
+    /// 503; a client retrying under its Idempotency-Key then finds its pin if the commit did happen).
+    public func write(_ statement: PostgresQuery) async throws -> [PostgresRow] {
+        try await OperatorMetrics.query {
+            try await withDeadline(timeout) { [client, logger] in
+                try await client.withConnection { connection in
+                    let rows = try await connection.query(statement, logger: logger).collect()
+                    try await connection.query("", logger: logger)
+                    return rows
+                }
             }
         }
     }

@@ -13,7 +13,7 @@ struct AccountStore: Sendable {
     func createLocal(email: EmailAddress, passwordHash: String, firstName: String, lastName: String) async throws -> Account {
         let account = Account(key: Account.newKey(), provider: "local", email: email.text, firstName: firstName, lastName: lastName)
         do {
-            _ = try await database.query("""
+            _ = try await database.write("""
                 INSERT INTO auth.accounts (key, provider, email, email_key, password_hash, first_name, last_name)
                 VALUES (\(account.key), 'local', \(email.text), \(email.key), \(passwordHash), \(firstName), \(lastName))
                 """)
@@ -44,7 +44,7 @@ struct AccountStore: Sendable {
     /// account, every replica is told to look its sessions up again (see `SessionCache`); a login that
     /// changes nothing announces nothing, since each announcement makes every replica scan its cache.
     func upsertExternal(_ account: Account) async throws {
-        _ = try await database.query("""
+        _ = try await database.write("""
             WITH upserted AS (
                 INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
                 VALUES (\(account.key), \(account.provider), \(account.email), \(account.firstName), \(account.lastName))

@@ -57,7 +57,7 @@ struct LoginThrottle: Sendable {
     /// The password was right: the attempt was no failure, and the account's earlier typos are forgiven
     /// (the address keeps its record).
     func succeeded(_ attempt: Attempt, account: EmailAddress) async throws {
-        _ = try await database.query("""
+        _ = try await database.write("""
             DELETE FROM auth.login_failures
             WHERE subject = ANY (\(attempt.subjects)::text[])
               AND (attempt = \(attempt.id) OR subject = \(Self.accountSubject(account)))
@@ -66,13 +66,13 @@ struct LoginThrottle: Sendable {
 
     /// The password could not be checked (the identity provider failed): the attempt is no failure either.
     func withdraw(_ attempt: Attempt) async throws {
-        _ = try await database.query("""
+        _ = try await database.write("""
             DELETE FROM auth.login_failures WHERE subject = ANY (\(attempt.subjects)::text[]) AND attempt = \(attempt.id)
             """)
     }
 
     private func count(_ attempt: Attempt, limits: [Int], window: Duration) async throws -> Int? {
-        let rows = try await database.query("""
+        let rows = try await database.write("""
             SELECT auth.count_attempt(\(attempt.subjects)::text[], \(limits)::bigint[], \(window.components.seconds), \(attempt.id))
             """)
         return try rows.first?.decode(Int?.self)

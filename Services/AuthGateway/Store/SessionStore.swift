@@ -11,7 +11,7 @@ struct SessionStore: Sendable {
         let now = Timestamp.now()
         let token = SessionToken.generate(at: now)
         let expires = Timestamp(millisecondsSince1970: now.millisecondsSince1970 + lifetime.components.seconds * 1000)
-        _ = try await database.query("""
+        _ = try await database.write("""
             INSERT INTO auth.sessions (token_hash, account_key, expires_at)
             VALUES (\(ByteBuffer(bytes: token.hash)), \(account.key), \(expires.iso8601)::timestamptz)
             """)
@@ -50,7 +50,7 @@ struct SessionStore: Sendable {
     /// notification goes out when it commits). Returns false when there was no live session with this token.
     @discardableResult
     func revoke(tokenHash: [UInt8]) async throws -> Bool {
-        let rows = try await database.query("""
+        let rows = try await database.write("""
             WITH revoked AS (
                 UPDATE auth.sessions SET revoked_at = now()
                 WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND revoked_at IS NULL

@@ -117,7 +117,7 @@ struct EventStore: Sendable {
     /// Runs an append statement, turning a unique-constraint clash into its meaning.
     private func appendRows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         do {
-            return try await database.query(query)
+            return try await database.write(query)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             switch error.serverInfo?[.constraintName] {
             case "events_idempotency_unique": throw AppendError.duplicateIdempotencyKey

@@ -1,0 +1,44 @@
+import PostgresNIO
+import ServiceKit
+import Testing
+import TestSupport
+
+/// `Database.write` reports a change as written only once its transaction has committed.
+@Suite struct DatabaseWriteTests {
+    @Test func aChangeWhoseCommitFailsIsNotReportedAsWrittenButAsAnOutage() async throws {
+        let test = try await TestDatabase.create()
+        try await withPostgresClient(try test.databaseURL, logger: TestDatabase.logger) { client in
+            let database = Database(client: client, logger: TestDatabase.logger)
+            // A check deferred to the commit: the statement succeeds, and its transaction fails afterwards, at
+            // the protocol's Sync, once the server has sent the statement's CommandComplete. To the client
+            // that is what a server stopped at that moment looks like.
+            for statement: PostgresQuery in [
+                "CREATE TABLE notes (id int PRIMARY KEY, fine boolean NOT NULL)",
+                """
+                CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NOT NEW.fine THEN RAISE EXCEPTION 'refused at commit'; END IF;
+                    RETURN NULL;
+                END $$
+                """,
+                """
+                CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON notes
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit()
+                """,
+            ] {
+                try await client.query(statement, logger: TestDatabase.logger)
+            }
+
+            let written = try await database.write("INSERT INTO notes VALUES (1, true) RETURNING id")
+            #expect(try written.map { try $0.decode(Int.self) } == [1])
+
+            let refusal = await #expect(throws: (any Error).self) {
+                try await database.write("INSERT INTO notes VALUES (2, false) RETURNING id")
+            }
+            #expect(refusal.map(Database.isOutage) == true, "an unknown outcome is answered 503, to be tried again")
+
+            let stored = try await database.query("SELECT id FROM notes ORDER BY id")
+            #expect(try stored.map { try $0.decode(Int.self) } == [1])
+        }
+    }
+}
