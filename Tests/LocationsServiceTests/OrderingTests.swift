@@ -22,7 +22,9 @@ import TestSupport
         let perWriter = 20
         let expected = writers * perWriter
         try await database.withClient { client in
-            let store = EventStore(database: Database(client: client, logger: TestDatabase.logger))
+            // What is checked is order, not speed: the follower's reads may wait behind the writers and the
+            // other tests on the shared cluster for longer than a request would (a 2 s deadline ran out once).
+            let store = EventStore(database: Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30)))
             let writing = StopFlag()
 
             let follower = Task { () -> [RecordedEvent] in
