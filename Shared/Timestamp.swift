@@ -64,7 +64,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
               let h = number(11, 2), bytes[13] == UInt8(ascii: ":"),
               let mi = number(14, 2), bytes[16] == UInt8(ascii: ":"),
               let s = number(17, 2),
-              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
+              (1...12).contains(mo), (1...Self.daysIn(month: mo, of: y)).contains(d), h < 24, mi < 60, s < 61
         else { return nil }
         var index = 19
         var millis: Int64 = 0
@@ -88,6 +88,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     private static let yearTenThousand = days(fromCivil: 10_000, 1, 1) * 86_400_000
+
+    /// 28 to 31: February has 29 days in years divisible by 4, except centuries not divisible by 400.
+    static func daysIn(month: Int64, of year: Int64) -> Int64 {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
 
     // Howard Hinnant's days_from_civil / civil_from_days, proleptic Gregorian calendar.
     static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {

@@ -102,6 +102,15 @@ import Testing
         #expect(Timestamp(iso8601: "yesterday") == nil)
     }
 
+    @Test func daysAMonthDoesNotHaveAreRefusedNotRolledIntoTheNext() {
+        for missing in ["2015-02-29", "2015-02-31", "2015-04-31", "1900-02-29", "2015-00-10", "2015-01-00", "2015-01-32"] {
+            #expect(Timestamp(iso8601: missing + "T00:00:00Z") == nil, "\(missing) is no day")
+        }
+        for day in ["2016-02-29", "2000-02-29", "2015-01-31", "2015-04-30", "2015-12-31"] {
+            #expect(Timestamp(iso8601: day + "T00:00:00Z")?.iso8601 == day + "T00:00:00.000Z")
+        }
+    }
+
     @Test func theLastLeapSecondFourDigitsCanWriteIsRefusedNotRolledIntoYearTenThousand() {
         #expect(Timestamp(iso8601: "9999-12-31T23:59:60Z") == nil)
         #expect(Timestamp(iso8601: "9999-12-31T23:59:59.999Z")?.iso8601 == "9999-12-31T23:59:59.999Z")
