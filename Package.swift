@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "OnTheMap",
-    platforms: [.macOS(.v14)],
+    // Synchronization's Mutex, used throughout, is there from macOS 15 (Linux has it with the toolchain).
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "locations-service", targets: ["LocationsService"]),
         .executable(name: "auth-gateway", targets: ["AuthGateway"]),
