@@ -51,6 +51,7 @@ let package = Package(
             name: "Geocoding",
             dependencies: [
                 "OnTheMapShared",
+                "ServiceKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import OnTheMapShared
+import ServiceKit
 
 /// Geocodes through a Nominatim-compatible server (`GEOCODER_URL`), for what the gazetteer cannot
 /// place: street addresses, landmarks.
@@ -34,11 +35,11 @@ public struct NominatimGeocoder: Geocoder {
         var request = HTTPClientRequest(url: url(for: query, limit: min(limit, 40)))
         request.headers.add(name: "User-Agent", value: userAgent)
         request.headers.add(name: "Accept", value: "application/json")
-        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        let started = ContinuousClock.now
         let (status, body) = try await withUpstreamErrors {
-            let response = try await httpClient.execute(request, deadline: deadline)
-            // The deadline above covers only the response head; the body gets what time is left.
-            let body = try await withTimeLimit(until: deadline) {
+            let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
+            // The timeout above covers only the response head; the body gets what time is left.
+            let body = try await withDeadline(timeout - (ContinuousClock.now - started)) {
                 try await response.body.collect(upTo: Self.maximumBodyBytes)
             }
             return (Int(response.status.code), body)
@@ -78,6 +79,8 @@ private func withUpstreamErrors<T>(_ operation: () async throws -> T) async thro
         return try await operation()
     } catch let error as GeocoderError {
         throw error
+    } catch is DeadlineExceeded {
+        throw GeocoderError.upstreamTimedOut
     } catch let error as HTTPClientError {
         if Task.isCancelled { throw CancellationError() }
         switch error {
@@ -96,25 +99,3 @@ private func withUpstreamErrors<T>(_ operation: () async throws -> T) async thro
     }
 }
 
-/// Runs `operation`, throwing `GeocoderError.upstreamTimedOut` once `deadline` passes; the operation
-/// is cancelled then, which the HTTP client's body stream honours.
-private func withTimeLimit<T: Sendable>(until deadline: NIODeadline, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            let remaining = deadline - NIODeadline.now()
-            try await Task.sleep(nanoseconds: UInt64(max(0, remaining.nanoseconds)))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw GeocoderError.upstreamTimedOut }
-        return value
-    }
-}
-
-private extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}

@@ -8,7 +8,8 @@ import TestSupport
 /// client is tested over a real socket without leaving the machine.
 ///
 /// Mounted paths play different upstreams: `/ok` answers with two places, `/echo` answers with the
-/// query it received, `/broken` fails with 500, `/garbage` answers 200 with no JSON, `/silent` takes far longer than any test waits.
+/// query it received, `/broken` fails with 500, `/garbage` answers 200 with no JSON, `/silent` takes far longer than any test waits,
+/// `/trickle` sends its head at once and then stalls in the body as long.
 enum FakeNominatim {
     /// What the server saw of the last `/echo` request.
     actor Recorder {
@@ -50,6 +51,15 @@ enum FakeNominatim {
             // Longer than any test waits; a shutdown ends the wait, so stopping the server does not.
             try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
             return json("[]")
+        }
+        router.get("trickle/search") { _, _ in
+            // The head at once, then the body stalls.
+            Response(status: .ok, headers: [.contentType: "application/json"], body: .init { writer in
+                try await writer.write(ByteBuffer(string: "["))
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
+                try await writer.write(ByteBuffer(string: "]"))
+                try await writer.finish(nil)
+            })
         }
         return router
     }
