@@ -31,7 +31,7 @@ struct SignUpCommand: AsyncParsableCommand {
                 }
             }
             let client = global.client()
-            try await Spinner.run("creating your account…") {
+            _ = try await Spinner.run("creating your account…") {
                 try await client.signUp(email: email, password: password, firstName: firstName, lastName: lastName)
             }
             let profile = try await LogInCommand.logIn(client: client, email: email, password: password, global: global)
