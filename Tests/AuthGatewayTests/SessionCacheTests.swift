@@ -1,5 +1,6 @@
 import OnTheMapShared
 import Testing
+import TestSupport
 @testable import AuthGateway
 
 /// What a replica's session cache serves when it loses, and regains, the announcements of revocations.
@@ -43,5 +44,44 @@ import Testing
         cache.heard(SessionCache.revokedPrefix + "a")
         cache.confirm(["a"], live: ["a": (ada, later)])
         #expect(cache.account(tokenHash: "a") == nil)
+    }
+
+    @Test func aLogoutWaitsForItsOwnRevocationToComeBackAndNoOther() async {
+        let cache = listeningCache(holding: [("a", ada), ("b", bob)])
+        let heard = StopFlag()
+        let waiting = Task {
+            await cache.revocationHeard(tokenHash: "a")
+            heard.stop()
+        }
+        cache.heard(SessionCache.revokedPrefix + "b")
+        cache.heard(SessionCache.accountPrefix + ada.key)
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(!heard.isStopped, "other announcements are not its echo")
+        cache.heard(SessionCache.revokedPrefix + "a")
+        await waiting.value
+    }
+
+    @Test func anEchoHeardBeforeTheWaitOrNoListenerAtAllEndsTheWaitAtOnce() async {
+        let cache = listeningCache(holding: [("a", ada)])
+        cache.heard(SessionCache.revokedPrefix + "a")
+        await cache.revocationHeard(tokenHash: "a")
+        cache.setListening(false)
+        await cache.revocationHeard(tokenHash: "b")
+    }
+
+    @Test func losingTheListenerOrBeingCancelledEndsAWait() async {
+        let cache = listeningCache(holding: [("a", ada), ("b", bob)])
+        let ended = StopFlag()
+        let lost = Task {
+            await cache.revocationHeard(tokenHash: "a")
+            ended.stop()
+        }
+        let cancelled = Task { await cache.revocationHeard(tokenHash: "b") }
+        try? await Task.sleep(for: .milliseconds(50))
+        cancelled.cancel()
+        await cancelled.value
+        #expect(!ended.isStopped, "one wait cancelled ends no other")
+        cache.setListening(false)
+        await lost.value
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import OnTheMapShared
+import ServiceKit
 
 /// Logging in and out: throttling, the identity provider, and the session record.
 struct Sessions: Sendable {
@@ -86,10 +87,7 @@ struct Sessions: Sendable {
         guard try await store.revoke(tokenHash: digest) else { return }
         let hash = digest.hexString
         cache.forget(tokenHash: hash)
-        let deadline = ContinuousClock.now + Self.revocationEchoWait
-        while cache.isListening, !cache.hasHeardRevocation(tokenHash: hash), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        _ = try? await withDeadline(Self.revocationEchoWait) { [cache] in await cache.revocationHeard(tokenHash: hash) }
     }
 
     static let revocationEchoWait = Duration.seconds(1)

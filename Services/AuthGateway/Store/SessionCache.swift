@@ -27,6 +27,9 @@ final class SessionCache: Sendable {
         var generation: UInt64 = 0
         /// The last revocations heard, newest last, for a logout to see its own come back.
         var heardRevocations: [String] = []
+        /// Logouts waiting for their revocation to come back, by a number of their own.
+        var echoWaiters: [UInt64: (tokenHash: String, continuation: CheckedContinuation<Void, Never>)] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -66,7 +69,7 @@ final class SessionCache: Sendable {
 
     /// One announcement from `auth_sessions`.
     func heard(_ payload: String) {
-        state.withLock { state in
+        let echoed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.generation &+= 1
             if payload.hasPrefix(Self.revokedPrefix) {
                 let hash = String(payload.dropFirst(Self.revokedPrefix.count))
@@ -74,6 +77,7 @@ final class SessionCache: Sendable {
                 state.unconfirmed.remove(hash)
                 state.heardRevocations.append(hash)
                 if state.heardRevocations.count > 64 { state.heardRevocations.removeFirst() }
+                return Self.removeWaiters(&state) { $0 == hash }
             } else if payload.hasPrefix(Self.accountPrefix) {
                 let key = payload.dropFirst(Self.accountPrefix.count)
                 state.entries = state.entries.filter { $0.value.account.key != key }
@@ -81,7 +85,37 @@ final class SessionCache: Sendable {
                 state.entries.removeAll()
                 state.unconfirmed.removeAll()
             }
+            return []
         }
+        for continuation in echoed { continuation.resume() }
+    }
+
+    /// Returns once this replica has heard the revocation of `tokenHash` come back: at once if it already
+    /// has or if it is not listening (then nothing will come), and when the calling task is cancelled.
+    func revocationHeard(tokenHash: String) async {
+        let waiter = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state in
+                    // Cancelled before this point, the cancellation handler found no waiter to resume.
+                    guard state.listening, !state.heardRevocations.contains(tokenHash), !Task.isCancelled else { return false }
+                    state.echoWaiters[waiter] = (tokenHash, continuation)
+                    return true
+                }
+                if !waits { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.echoWaiters.removeValue(forKey: waiter) }?.continuation.resume()
+        }
+    }
+
+    private static func removeWaiters(_ state: inout State, where matches: (String) -> Bool) -> [CheckedContinuation<Void, Never>] {
+        let done = state.echoWaiters.filter { matches($0.value.tokenHash) }
+        for key in done.keys { state.echoWaiters[key] = nil }
+        return done.values.map(\.continuation)
     }
 
     /// Drops one session at once, before its announcement comes back.
@@ -95,14 +129,16 @@ final class SessionCache: Sendable {
 
     /// Whether this replica hears announcements now. Losing them leaves every entry held unconfirmed.
     func setListening(_ listening: Bool) {
-        state.withLock { state in
+        let unheard = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.listening = listening
             state.generation &+= 1
-            if !listening { state.unconfirmed.formUnion(state.entries.keys) }
+            guard !listening else { return [] }
+            state.unconfirmed.formUnion(state.entries.keys)
+            // What was announced meanwhile will not be heard: nobody waits for it.
+            return Self.removeWaiters(&state) { _ in true }
         }
+        for continuation in unheard { continuation.resume() }
     }
-
-    var isListening: Bool { state.withLock { $0.listening } }
 
     /// The token hashes to check against the table once the replica listens again.
     var unconfirmed: [String] { state.withLock { Array($0.unconfirmed) } }
@@ -120,10 +156,6 @@ final class SessionCache: Sendable {
                 }
             }
         }
-    }
-
-    func hasHeardRevocation(tokenHash: String) -> Bool {
-        state.withLock { $0.heardRevocations.contains(tokenHash) }
     }
 
     /// The prefixes of the payloads, as the SQL that announces them writes them.
