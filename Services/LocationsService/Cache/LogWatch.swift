@@ -5,7 +5,7 @@ import Synchronization
 final class LogWatch: Sendable {
     private struct State {
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        /// Waits whose timer or cancellation came before they began waiting.
+        /// Waits cancelled before they began waiting.
         var ended: Set<UInt64> = []
         var next: UInt64 = 0
     }
@@ -21,15 +21,20 @@ final class LogWatch: Sendable {
 
     /// Returns at the next `notify()`, or after `timeout`, whichever comes first.
     func wait(timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.nextNotification() }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns at the next `notify()`, or when the task is cancelled.
+    private func nextNotification() async {
         let id = state.withLock { state -> UInt64 in
             state.next += 1
             return state.next
         }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            self.end(id)
-        }
-        defer { timer.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let endedAlready = state.withLock { state -> Bool in
