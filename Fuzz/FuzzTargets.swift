@@ -76,13 +76,16 @@ enum FuzzTargets {
         guard let credentials else { return }
         let blanks: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t")]
         let bytes = Array(credentials.utf8)
-        expect(!bytes.isEmpty && !blanks.contains(bytes[0]) && !blanks.contains(bytes[bytes.count - 1]),
-               "blanks around \(credentials.debugDescription)", input)
+        expect(
+            !bytes.isEmpty && !blanks.contains(bytes[0]) && !blanks.contains(bytes[bytes.count - 1]),
+            "blanks around \(credentials.debugDescription)", input)
         // After the scheme, the header holds blanks, the credentials and blanks, nothing else.
         let afterScheme = header.utf8.dropFirst(7)
         let leading = afterScheme.prefix(while: blanks.contains).count
         let trailing = afterScheme.reversed().prefix(while: blanks.contains).count
-        expect(afterScheme.dropFirst(leading).dropLast(trailing).elementsEqual(bytes), "\(credentials.debugDescription) from \(header.debugDescription)", input)
+        expect(
+            afterScheme.dropFirst(leading).dropLast(trailing).elementsEqual(bytes), "\(credentials.debugDescription) from \(header.debugDescription)",
+            input)
         expect(header.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("bearer".utf8), "scheme of \(header.debugDescription)", input)
     }
 

@@ -28,8 +28,8 @@ public struct Actor: Hashable, Sendable, Codable {
     /// Reads the header; nil when it is not base64url of a JSON actor with a non-empty key.
     public init?(headerValue: String) {
         guard headerValue.utf8.count <= 4096, let bytes = Base64URL.decode(headerValue),
-              let actor = try? JSONDecoder().decode(Actor.self, from: Data(bytes)),
-              !actor.key.isEmpty
+            let actor = try? JSONDecoder().decode(Actor.self, from: Data(bytes)),
+            !actor.key.isEmpty
         else { return nil }
         self = actor
     }

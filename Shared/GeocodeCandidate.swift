@@ -11,8 +11,10 @@ public struct GeocodeCandidate: Hashable, Sendable, Codable {
     /// "Mountain View, California, United States": what a person picks from.
     public var displayName: String
 
-    public init(name: String, region: String, country: String, countryCode: String,
-                latitude: Double, longitude: Double, displayName: String) {
+    public init(
+        name: String, region: String, country: String, countryCode: String,
+        latitude: Double, longitude: Double, displayName: String
+    ) {
         self.name = name
         self.region = region
         self.country = country

@@ -11,10 +11,24 @@ public struct JSONWriter: Sendable {
 
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 
-    public mutating func beginObject() { valuePrefix(); bytes.append(UInt8(ascii: "{")); needsComma.append(false) }
-    public mutating func endObject() { needsComma.removeLast(); bytes.append(UInt8(ascii: "}")) }
-    public mutating func beginArray() { valuePrefix(); bytes.append(UInt8(ascii: "[")); needsComma.append(false) }
-    public mutating func endArray() { needsComma.removeLast(); bytes.append(UInt8(ascii: "]")) }
+    public mutating func beginObject() {
+        valuePrefix()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
+    public mutating func endObject() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+    }
+    public mutating func beginArray() {
+        valuePrefix()
+        bytes.append(UInt8(ascii: "["))
+        needsComma.append(false)
+    }
+    public mutating func endArray() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+    }
 
     public mutating func key(_ name: String) {
         valuePrefix()
@@ -23,18 +37,45 @@ public struct JSONWriter: Sendable {
         afterKey = true
     }
 
-    public mutating func string(_ value: String) { valuePrefix(); appendQuoted(value) }
-    public mutating func number(_ value: Double) { valuePrefix(); bytes.append(contentsOf: Self.format(value).utf8) }
-    public mutating func number(_ value: Int) { valuePrefix(); bytes.append(contentsOf: String(value).utf8) }
-    public mutating func bool(_ value: Bool) { valuePrefix(); bytes.append(contentsOf: (value ? "true" : "false").utf8) }
-    public mutating func null() { valuePrefix(); bytes.append(contentsOf: "null".utf8) }
+    public mutating func string(_ value: String) {
+        valuePrefix()
+        appendQuoted(value)
+    }
+    public mutating func number(_ value: Double) {
+        valuePrefix()
+        bytes.append(contentsOf: Self.format(value).utf8)
+    }
+    public mutating func number(_ value: Int) {
+        valuePrefix()
+        bytes.append(contentsOf: String(value).utf8)
+    }
+    public mutating func bool(_ value: Bool) {
+        valuePrefix()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+    public mutating func null() {
+        valuePrefix()
+        bytes.append(contentsOf: "null".utf8)
+    }
 
     /// Splices bytes that are already a complete JSON value.
-    public mutating func raw(_ json: some Sequence<UInt8>) { valuePrefix(); bytes.append(contentsOf: json) }
+    public mutating func raw(_ json: some Sequence<UInt8>) {
+        valuePrefix()
+        bytes.append(contentsOf: json)
+    }
 
-    public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
-    public mutating func field(_ name: String, _ value: Double) { key(name); number(value) }
-    public mutating func field(_ name: String, _ value: Int) { key(name); number(value) }
+    public mutating func field(_ name: String, _ value: String) {
+        key(name)
+        string(value)
+    }
+    public mutating func field(_ name: String, _ value: Double) {
+        key(name)
+        number(value)
+    }
+    public mutating func field(_ name: String, _ value: Int) {
+        key(name)
+        number(value)
+    }
 
     /// The value after a key belongs to it, so it writes no comma of its own.
     private var afterKey = false
@@ -67,8 +108,10 @@ public struct JSONWriter: Sendable {
             case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                bytes.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
             default: bytes.append(byte)
             }
         }

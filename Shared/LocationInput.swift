@@ -13,8 +13,10 @@ public struct LocationInput: Hashable, Sendable {
     public var latitude: Double?
     public var longitude: Double?
 
-    public init(uniqueKey: String? = nil, firstName: String? = nil, lastName: String? = nil, mapString: String? = nil,
-                mediaURL: String? = nil, latitude: Double? = nil, longitude: Double? = nil) {
+    public init(
+        uniqueKey: String? = nil, firstName: String? = nil, lastName: String? = nil, mapString: String? = nil,
+        mediaURL: String? = nil, latitude: Double? = nil, longitude: Double? = nil
+    ) {
         self.uniqueKey = uniqueKey
         self.firstName = firstName
         self.lastName = lastName

@@ -23,7 +23,8 @@ public struct LogPosition: Hashable, Comparable, Sendable, CustomStringConvertib
     public init?(_ text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, let transaction = Int64(parts[0]), let position = Int64(parts[1]),
-              transaction >= 0, position >= 0 else { return nil }
+            transaction >= 0, position >= 0
+        else { return nil }
         self.init(transactionId: transaction, position: position)
     }
 }

@@ -20,7 +20,8 @@ public enum SessionCredentials {
         guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
         let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         guard let first = bytes.dropFirst(scheme.count).firstIndex(where: { !isBlank($0) }),
-              let last = bytes.lastIndex(where: { !isBlank($0) }) else { return nil }
+            let last = bytes.lastIndex(where: { !isBlank($0) })
+        else { return nil }
         return String(Substring(bytes[first...last]))
     }
 }

@@ -11,8 +11,10 @@ public struct StudentLocation: Hashable, Sendable, Codable {
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
 
-    public init(objectId: ObjectID, uniqueKey: String, firstName: String, lastName: String, mapString: String,
-                mediaURL: String, latitude: Double, longitude: Double, createdAt: Timestamp, updatedAt: Timestamp) {
+    public init(
+        objectId: ObjectID, uniqueKey: String, firstName: String, lastName: String, mapString: String,
+        mediaURL: String, latitude: Double, longitude: Double, createdAt: Timestamp, updatedAt: Timestamp
+    ) {
         self.objectId = objectId
         self.uniqueKey = uniqueKey
         self.firstName = firstName

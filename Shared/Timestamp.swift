@@ -58,13 +58,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             return value
         }
         guard bytes.count >= 20,
-              let y = number(0, 4), bytes[4] == UInt8(ascii: "-"),
-              let mo = number(5, 2), bytes[7] == UInt8(ascii: "-"),
-              let d = number(8, 2), bytes[10] == UInt8(ascii: "T"),
-              let h = number(11, 2), bytes[13] == UInt8(ascii: ":"),
-              let mi = number(14, 2), bytes[16] == UInt8(ascii: ":"),
-              let s = number(17, 2),
-              (1...12).contains(mo), (1...Self.daysIn(month: mo, of: y)).contains(d), h < 24, mi < 60, s < 61
+            let y = number(0, 4), bytes[4] == UInt8(ascii: "-"),
+            let mo = number(5, 2), bytes[7] == UInt8(ascii: "-"),
+            let d = number(8, 2), bytes[10] == UInt8(ascii: "T"),
+            let h = number(11, 2), bytes[13] == UInt8(ascii: ":"),
+            let mi = number(14, 2), bytes[16] == UInt8(ascii: ":"),
+            let s = number(17, 2),
+            (1...12).contains(mo), (1...Self.daysIn(month: mo, of: y)).contains(d), h < 24, mi < 60, s < 61
         else { return nil }
         var index = 19
         var millis: Int64 = 0

@@ -17,9 +17,11 @@ public enum WhereFilter {
     public static func parse(_ text: String) throws(Invalid) -> [Field: String] {
         // Some clients encode spaces in the JSON as `+`, form style.
         let candidates = [text, text.replacingOccurrences(of: "+", with: " ")]
-        guard let object = candidates.lazy.compactMap({ candidate in
-            (try? JSONSerialization.jsonObject(with: Data(candidate.utf8))) as? [String: Any]
-        }).first else {
+        guard
+            let object = candidates.lazy.compactMap({ candidate in
+                (try? JSONSerialization.jsonObject(with: Data(candidate.utf8))) as? [String: Any]
+            }).first
+        else {
             throw Invalid(message: "where must be a JSON object such as {\"uniqueKey\":\"1234\"}.")
         }
         var filters: [Field: String] = [:]

@@ -16,8 +16,10 @@ extension OnTheMapClient {
     /// After a dropped connection or a gateway restart it connects again with `Last-Event-ID` set to the
     /// last event it delivered, so nothing is missed and nothing comes twice. It ends only when its consumer
     /// stops, or with an error the gateway will not get over by waiting (a refused request).
-    public func liveChanges(after lastEventID: String? = nil, maximumPause: Duration = .seconds(2),
-                            onStatus: (@Sendable (LiveFeedStatus) -> Void)? = nil) -> AsyncThrowingStream<LocationChangeEvent, any Error> {
+    public func liveChanges(
+        after lastEventID: String? = nil, maximumPause: Duration = .seconds(2),
+        onStatus: (@Sendable (LiveFeedStatus) -> Void)? = nil
+    ) -> AsyncThrowingStream<LocationChangeEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationChangeEvent.self)
         let task = Task {
             var last = lastEventID

@@ -186,8 +186,10 @@ extension OnTheMapClient {
         return gateway + path + "?" + query.map { "\(Self.queryComponent($0.0))=\(Self.queryComponent($0.1))" }.joined(separator: "&")
     }
 
-    func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
-                 headers: [(String, String)] = [], authorized: Bool = false) -> HTTPClientRequest {
+    func request(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
+        headers: [(String, String)] = [], authorized: Bool = false
+    ) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: url(path, query: query))
         request.method = method
         request.headers.add(name: "User-Agent", value: "onthemap/1.0")
@@ -203,9 +205,11 @@ extension OnTheMapClient {
 
     /// One exchange. `secrets` are blanked in the exchange log; with `redactAnswer`, so is every quoted id
     /// and cookie in the answer (the session routes hand out session ids).
-    func send(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
-              headers: [(String, String)] = [], authorized: Bool = false, secrets: [String] = [],
-              redactAnswer: Bool = false) async throws(OnTheMapError) -> Answer {
+    func send(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
+        headers: [(String, String)] = [], authorized: Bool = false, secrets: [String] = [],
+        redactAnswer: Bool = false
+    ) async throws(OnTheMapError) -> Answer {
         if authorized, session == nil { throw .notLoggedIn(message: "not logged in") }
         let request = request(method, path, query: query, body: body, headers: headers, authorized: authorized)
         let hidden = secrets + [session?.id].compactMap { $0 }
@@ -272,8 +276,9 @@ extension OnTheMapClient {
 
     static func profile(_ answer: Answer) throws(OnTheMapError) -> UserProfile {
         let document = try decode(SessionWire.UserDocument.self, SessionWire.stripped(answer.body), answer)
-        return UserProfile(key: document.key, firstName: document.first_name ?? "", lastName: document.last_name ?? "",
-                           email: document.email?.address ?? "")
+        return UserProfile(
+            key: document.key, firstName: document.firstName ?? "", lastName: document.lastName ?? "",
+            email: document.email?.address ?? "")
     }
 
     static func errorBody(_ answer: Answer) -> SessionWire.ErrorBody {

@@ -58,9 +58,15 @@ enum SessionWire {
     struct UserDocument: Decodable {
         struct Email: Decodable { var address: String? }
         var key: String
-        var first_name: String?
-        var last_name: String?
+        var firstName: String?
+        var lastName: String?
         var email: Email?
+
+        enum CodingKeys: String, CodingKey {
+            case key, email
+            case firstName = "first_name"
+            case lastName = "last_name"
+        }
     }
 
     /// Both error shapes: the session routes' `{status, parameter?, error}` and Parse's `{code, error}`.

@@ -13,7 +13,9 @@ struct OnTheMap: AsyncParsableCommand {
             \(ExitStatus.table)
             """,
         version: "1.0",
-        subcommands: [SignUpCommand.self, LogInCommand.self, LogOutCommand.self, WhoAmICommand.self, ListCommand.self,
-                      PostCommand.self, DeleteCommand.self, GeocodeCommand.self, WatchCommand.self, OpenCommand.self]
+        subcommands: [
+            SignUpCommand.self, LogInCommand.self, LogOutCommand.self, WhoAmICommand.self, ListCommand.self,
+            PostCommand.self, DeleteCommand.self, GeocodeCommand.self, WatchCommand.self, OpenCommand.self,
+        ]
     )
 }

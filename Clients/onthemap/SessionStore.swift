@@ -24,9 +24,10 @@ struct SessionStore {
 
     /// `session-http___127.0.0.1_8080.json`: the URL with anything but letters, digits, `.` and `-` as `_`.
     func file(for gateway: String) -> URL {
-        let name = String(gateway.unicodeScalars.map { scalar -> Character in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "." || scalar == "-") ? Character(scalar) : "_"
-        })
+        let name = String(
+            gateway.unicodeScalars.map { scalar -> Character in
+                scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "." || scalar == "-") ? Character(scalar) : "_"
+            })
         return folder.appendingPathComponent("session-\(name).json")
     }
 
@@ -50,8 +51,8 @@ struct SessionStore {
         guard descriptor >= 0 else { throw failure("cannot write \(temporary.path): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
         guard fchmod(descriptor, 0o600) == 0,
-              data.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == data.count,
-              rename(temporary.path, target.path) == 0
+            data.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == data.count,
+            rename(temporary.path, target.path) == 0
         else {
             unlink(temporary.path)
             throw failure("cannot write \(target.path): \(String(cString: strerror(errno)))")

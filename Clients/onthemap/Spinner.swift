@@ -10,7 +10,10 @@ enum Spinner {
 
     static func run<T>(_ label: String, _ work: () async throws -> T) async rethrows -> T {
         guard Terminal.isTerminal(STDERR_FILENO) else { return try await work() }
-        let mine = lock.withLock { generation += 1; return generation }
+        let mine = lock.withLock {
+            generation += 1
+            return generation
+        }
         let task = Task.detached {
             try await Task.sleep(for: .milliseconds(300))
             var frame = 0

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,7 +19,12 @@ enum Terminal {
     }
 
     enum Style: String {
-        case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", cyan = "36"
+        case bold = "1"
+        case dim = "2"
+        case red = "31"
+        case green = "32"
+        case yellow = "33"
+        case cyan = "36"
     }
 
     static func style(_ text: String, _ style: Style, on descriptor: Int32 = STDOUT_FILENO) -> String {

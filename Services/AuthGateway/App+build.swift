@@ -31,18 +31,23 @@ func buildApplication(
 
     let accounts = AccountStore(database: database)
     let local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)
-    let provider: any IdentityProvider = switch configuration.identityProvider {
-    case .local: local
-    case .udacity: UdacityIdentityProvider(baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
-                                           accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
-    }
+    let provider: any IdentityProvider =
+        switch configuration.identityProvider {
+        case .local: local
+        case .udacity:
+            UdacityIdentityProvider(
+                baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
+                accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
+        }
     let sessionCache = SessionCache()
-    let sessions = Sessions(provider: provider, store: SessionStore(database: database), cache: sessionCache,
-                            throttle: LoginThrottle(database: database, policy: configuration.throttle),
-                            lifetime: configuration.sessionLifetime, logger: logger)
-    let sessionAnnouncements = ChannelListener(client: client, channel: SessionCache.channel, logger: logger,
-                                               onNotification: { sessionCache.heard($0) },
-                                               onConnectionChange: { await sessions.listeningChanged($0) })
+    let sessions = Sessions(
+        provider: provider, store: SessionStore(database: database), cache: sessionCache,
+        throttle: LoginThrottle(database: database, policy: configuration.throttle),
+        lifetime: configuration.sessionLifetime, logger: logger)
+    let sessionAnnouncements = ChannelListener(
+        client: client, channel: SessionCache.channel, logger: logger,
+        onNotification: { sessionCache.heard($0) },
+        onConnectionChange: { await sessions.listeningChanged($0) })
     let internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
     let locations = LocationsClient(internalToken: configuration.internalToken, http: internalHTTP, timeout: .seconds(5), logger: logger)
 
@@ -55,10 +60,12 @@ func buildApplication(
     router.middlewares.add(RequestCountingMiddleware(counters))
     GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
     try OpenAPIController.bundled().addRoutes(to: router)
-    let page = WebClientFiles.PageSettings(tileURL: configuration.tileURL, identityProvider: configuration.identityProvider.rawValue,
-                                           signUpURL: configuration.identityProvider == .udacity ? WebClientFiles.udacitySignUpURL : nil)
-    let webFiles = try WebClientFiles.load(clientDirectory: WebClientBundle.directory, leafletDirectory: configuration.leafletDirectory,
-                                           page: page, logger: logger)
+    let page = WebClientFiles.PageSettings(
+        tileURL: configuration.tileURL, identityProvider: configuration.identityProvider.rawValue,
+        signUpURL: configuration.identityProvider == .udacity ? WebClientFiles.udacitySignUpURL : nil)
+    let webFiles = try WebClientFiles.load(
+        clientDirectory: WebClientBundle.directory, leafletDirectory: configuration.leafletDirectory,
+        page: page, logger: logger)
     WebClientController(files: webFiles, tiles: TileOrigin(configuration.tileURL) ?? TileOrigin(GatewayConfiguration.defaultTileURL)!)
         .addRoutes(to: router)
 
@@ -77,10 +84,12 @@ func buildApplication(
     GeocodeController(gazetteer: try Gazetteer.bundled(), upstream: upstreamGeocoder, logger: logger)
         .addRoutes(to: router.group("v1/geocode").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false))))
     let latest = LatestListCache()
-    let openStreams = registry.makeGauge(descriptor: MetricNameDescriptor(
-        namespace: "onthemap", metricName: "live_streams", unitName: "", helpText: "Live streams open on this replica."))
-    let feed = LiveFeed(locations: locations, cache: latest, logger: logger, streamsPerAddress: configuration.streamsPerClient,
-                        openStreams: openStreams)
+    let openStreams = registry.makeGauge(
+        descriptor: MetricNameDescriptor(
+            namespace: "onthemap", metricName: "live_streams", unitName: "", helpText: "Live streams open on this replica."))
+    let feed = LiveFeed(
+        locations: locations, cache: latest, logger: logger, streamsPerAddress: configuration.streamsPerClient,
+        openStreams: openStreams)
     EventsController(feed: feed, locations: locations)
         .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
     let writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
@@ -92,9 +101,11 @@ func buildApplication(
     let hotRead = LatestListHotRead(latest: latest)
     var app = Application(
         router: router,
-        server: .http1(serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: { request in
-            hotRead.answer(request).map(PreparedHandling.answer) ?? writes.handling(request)
-        }),
+        server: .http1(
+            serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits,
+            prepared: { request in
+                hotRead.answer(request).map(PreparedHandling.answer) ?? writes.handling(request)
+            }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
         services: [client, sessionAnnouncements, HTTPClientService(client: httpClient, internal: internalHTTP), feed, MemoryReturn()],
         logger: logger)

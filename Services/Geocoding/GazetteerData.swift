@@ -84,7 +84,8 @@ struct GazetteerData: Sendable {
         return bytes.withUnsafeBufferPointer { buffer -> Place? in
             let fields = Line(scanning: buffer.baseAddress!, from: Int(line.offset), to: buffer.count - 1)
             guard fields.fieldCount >= 4, let latitude = fields.decimal(1), let longitude = fields.decimal(2),
-                  let population = fields.integer(3) else { return nil }
+                let population = fields.integer(3)
+            else { return nil }
             return Place(name: fields.text(0), region: line.region, latitude: latitude, longitude: longitude, population: population)
         }
     }

@@ -19,8 +19,10 @@ public struct NominatimGeocoder: Geocoder {
     private let timeout: Duration
     private let userAgent: String
 
-    public init(baseURL: String, httpClient: HTTPClient, timeout: Duration = .seconds(5),
-                userAgent: String = NominatimGeocoder.defaultUserAgent) {
+    public init(
+        baseURL: String, httpClient: HTTPClient, timeout: Duration = .seconds(5),
+        userAgent: String = NominatimGeocoder.defaultUserAgent
+    ) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.searchURL = base + "/search"
@@ -63,7 +65,7 @@ public struct NominatimGeocoder: Geocoder {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 encoded.append(byte)
             default:
                 encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
@@ -98,4 +100,3 @@ private func withUpstreamErrors<T>(_ operation: () async throws -> T) async thro
         throw GeocoderError.upstreamUnavailable
     }
 }
-

@@ -34,7 +34,8 @@ struct NominatimPlace: Decodable {
     /// Nil when the coordinates are not numbers, so one odd element doesn't spoil the rest.
     var candidate: GeocodeCandidate? {
         guard let latitude = Double(lat), let longitude = Double(lon),
-              (-90...90).contains(latitude), (-180...180).contains(longitude) else { return nil }
+            (-90...90).contains(latitude), (-180...180).contains(longitude)
+        else { return nil }
         let locality = address?.city ?? address?.town ?? address?.village ?? address?.hamlet
         let firstPart = displayName.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         let placeName = [name, locality].compactMap { $0 }.first { !$0.isEmpty } ?? firstPart

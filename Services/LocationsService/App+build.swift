@@ -19,27 +19,32 @@ func buildApplication(
     let readModel = ReadModel(database: database)
     let cache = LatestLocationsCache { try await readModel.pins(.latest) }
     let watch = LogWatch()
-    let listening = registry.makeGauge(descriptor: MetricNameDescriptor(
-        namespace: "onthemap", metricName: "change_listener_connected", unitName: "",
-        helpText: "1 while this replica receives change notifications, so its cached list can be trusted."))
-    let notifier = ChangeNotifier(client: client, logger: logger,
-                                  onChange: {
-                                      cache.invalidate()
-                                      watch.notify()
-                                  },
-                                  onConnectionChange: { connected in
-                                      cache.setCoherent(connected)
-                                      listening.set(connected ? 1.0 : 0.0)
-                                  })
-    let appended = registry.makeCounter(descriptor: MetricNameDescriptor(
-        namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
+    let listening = registry.makeGauge(
+        descriptor: MetricNameDescriptor(
+            namespace: "onthemap", metricName: "change_listener_connected", unitName: "",
+            helpText: "1 while this replica receives change notifications, so its cached list can be trusted."))
+    let notifier = ChangeNotifier(
+        client: client, logger: logger,
+        onChange: {
+            cache.invalidate()
+            watch.notify()
+        },
+        onConnectionChange: { connected in
+            cache.setCoherent(connected)
+            listening.set(connected ? 1.0 : 0.0)
+        })
+    let appended = registry.makeCounter(
+        descriptor: MetricNameDescriptor(
+            namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
     let events = EventStore(database: database)
-    let commands = LocationCommands(events: events, posts: PostAppender(events: events), readModel: readModel, didAppend: {
-        cache.invalidate()
-        watch.notify()
-        notifier.announce()
-        appended.increment()
-    })
+    let commands = LocationCommands(
+        events: events, posts: PostAppender(events: events), readModel: readModel,
+        didAppend: {
+            cache.invalidate()
+            watch.notify()
+            notifier.announce()
+            appended.increment()
+        })
 
     let router = Router(context: BasicRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
@@ -56,7 +61,9 @@ func buildApplication(
     let hotRead = HotRead(cache: cache, token: token)
     var app = Application(
         router: router,
-        server: .http1(serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits, prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
+        server: .http1(
+            serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits,
+            prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
         services: [client, notifier, MemoryReturn()],
         logger: logger)

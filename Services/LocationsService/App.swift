@@ -81,13 +81,15 @@ struct Replay: AsyncParsableCommand {
             return try await Replayer(client: client, logger: logger).run(verify: verify) { ProgressReporter(total: $0) }
         }
         let rate = summary.seconds > 0 ? Int(Double(summary.events) / summary.seconds) : 0
-        print("replay: read \(summary.events) events (+\(summary.caughtUp) caught up) in \(String(format: "%.2f", summary.seconds)) s, \(rate) events/s; \(summary.pins) pins in the read model")
+        print(
+            "replay: read \(summary.events) events (+\(summary.caughtUp) caught up) in \(String(format: "%.2f", summary.seconds)) s, \(rate) events/s; \(summary.pins) pins in the read model"
+        )
         if verify {
             if summary.differenceCount == 0 {
                 print("verify: the rebuilt read model matches the live one")
             } else {
                 print("verify: \(summary.differenceCount) difference(s) between the live read model and the log:")
-                summary.differences.forEach { print($0) }
+                for difference in summary.differences { print(difference) }
                 throw ExitCode(1)
             }
         } else {

@@ -14,9 +14,11 @@ public struct ChannelListener: Service {
     /// while nobody listened) comes before the notifications sent during it.
     public let onConnectionChange: @Sendable (_ listening: Bool) async -> Void
 
-    public init(client: PostgresClient, channel: String, logger: Logger,
-                onNotification: @escaping @Sendable (_ payload: String) -> Void,
-                onConnectionChange: @escaping @Sendable (_ listening: Bool) async -> Void) {
+    public init(
+        client: PostgresClient, channel: String, logger: Logger,
+        onNotification: @escaping @Sendable (_ payload: String) -> Void,
+        onConnectionChange: @escaping @Sendable (_ listening: Bool) async -> Void
+    ) {
         self.client = client
         self.channel = channel
         self.logger = logger

@@ -31,7 +31,8 @@ extension EnvironmentReader {
         limits.connectionsPerAddress = try positiveInteger("MAX_CONNECTIONS_PER_CLIENT", default: ConnectionLimits.defaultConnectionsPerAddress)
         if let text = self["TRUSTED_PROXIES"] {
             guard let proxies = TrustedProxies(text) else {
-                throw ConfigurationError("TRUSTED_PROXIES must list IP addresses or CIDR ranges separated by commas, such as 127.0.0.1,172.16.0.0/12; got \"\(text)\"")
+                throw ConfigurationError(
+                    "TRUSTED_PROXIES must list IP addresses or CIDR ranges separated by commas, such as 127.0.0.1,172.16.0.0/12; got \"\(text)\"")
             }
             limits.trustedProxies = proxies
         }

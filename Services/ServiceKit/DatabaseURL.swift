@@ -9,7 +9,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
 
     public init(_ text: String) throws(ConfigurationError) {
         guard let components = URLComponents(string: text),
-              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+            let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else { throw ConfigurationError("DATABASE_URL must look like postgres://user:password@host:5432/database, got \"\(text)\"") }
         let user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
         let password = components.password.flatMap { $0.removingPercentEncoding }

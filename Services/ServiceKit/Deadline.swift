@@ -28,8 +28,10 @@ private final class DeadlineRace<T: Sendable>: Sendable {
     }
     private let state = Mutex(State())
 
-    func start(continuation: CheckedContinuation<T, any Error>, timeout: Duration,
-               operation: @escaping @Sendable () async throws -> T) {
+    func start(
+        continuation: CheckedContinuation<T, any Error>, timeout: Duration,
+        operation: @escaping @Sendable () async throws -> T
+    ) {
         state.withLock { $0.continuation = continuation }
         let work = Task {
             do { self.finish(.success(try await operation())) } catch { self.finish(.failure(error)) }

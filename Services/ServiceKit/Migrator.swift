@@ -50,13 +50,15 @@ public struct Migrator: Sendable {
 
     private func applyPending(on connection: PostgresConnection) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"), logger: logger)
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
-                version integer PRIMARY KEY,
-                name text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )
-            """), logger: logger)
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
+                        version integer PRIMARY KEY,
+                        name text NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """), logger: logger)
         let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT version FROM \(schema).schema_migrations"), logger: logger)
         let applied = Set(try await rows.collect().map { try $0.decode(Int.self) })
         for migration in migrations where !applied.contains(migration.version) {
@@ -68,8 +70,9 @@ public struct Migrator: Sendable {
                 var bindings = PostgresBindings()
                 bindings.append(migration.version)
                 bindings.append(migration.name)
-                try await connection.query(PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name) VALUES ($1, $2)", binds: bindings), logger: logger)
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name) VALUES ($1, $2)", binds: bindings), logger: logger)
             }
         }
     }

@@ -6,8 +6,10 @@ import Prometheus
 extension Router {
     /// `/healthz`, `/readyz` and `/metrics`, all without credentials: for a service whose port is public
     /// anyway, such as the gateway.
-    public func addOperationalRoutes(registry: PrometheusCollectorRegistry,
-                                     problems: @escaping @Sendable () async -> [String]) {
+    public func addOperationalRoutes(
+        registry: PrometheusCollectorRegistry,
+        problems: @escaping @Sendable () async -> [String]
+    ) {
         addHealthRoutes(problems: problems)
         addMetricsRoute(registry: registry)
     }
@@ -39,8 +41,9 @@ extension RouterMethods {
             await refresh()
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)
-            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                            body: .init(byteBuffer: .init(bytes: buffer)))
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: .init(bytes: buffer)))
         }
     }
 }

@@ -2,8 +2,10 @@ import Logging
 import PostgresNIO
 
 /// Runs `body` with a connected pool, for one-shot commands and tests.
-public func withPostgresClient<T: Sendable>(_ database: DatabaseURL, logger: Logger,
-                                            _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+public func withPostgresClient<T: Sendable>(
+    _ database: DatabaseURL, logger: Logger,
+    _ body: @escaping @Sendable (PostgresClient) async throws -> T
+) async throws -> T {
     // The body may ask for a connection before run() is under way; the pool waits for it, so the
     // pool's warning about that is noise here. Failures still reach the body as thrown errors.
     var poolLogger = logger

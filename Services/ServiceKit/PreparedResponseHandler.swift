@@ -51,8 +51,10 @@ public struct PreparedDeferral: Sendable {
     public let bodyLimit: Int
     public let respond: @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
 
-    public init(bodyLimit: Int,
-                respond: @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>) {
+    public init(
+        bodyLimit: Int,
+        respond: @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
+    ) {
         self.bodyLimit = bodyLimit
         self.respond = respond
     }
@@ -72,11 +74,14 @@ extension HTTPServerBuilder {
     /// client cannot tell them apart.
     ///
     /// `limits` bound what each connection and each client address may hold (`ConnectionGuard`).
-    public static func http1(serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(),
-                             prepared: @escaping PreparedAnswer) -> HTTPServerBuilder {
+    public static func http1(
+        serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(),
+        prepared: @escaping PreparedAnswer
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            PreparedHTTP1Channel(responder: responder, serverName: serverName, counters: counters, logger: logger, limits: limits,
-                                 perAddress: ConnectionsPerAddress(limit: limits.connectionsPerAddress), prepared: prepared)
+            PreparedHTTP1Channel(
+                responder: responder, serverName: serverName, counters: counters, logger: logger, limits: limits,
+                perAddress: ConnectionsPerAddress(limit: limits.connectionsPerAddress), prepared: prepared)
         }
     }
 }
@@ -233,7 +238,7 @@ final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// and a body announced with `Expect: 100-continue` are left to the router, which knows how to answer.
     private func decide(_ head: HTTPRequestHead) -> Current {
         guard routed == 0, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect"),
-              let handling = prepared(PreparedRequest(method: head.method, target: head.uri, headers: head.headers))
+            let handling = prepared(PreparedRequest(method: head.method, target: head.uri, headers: head.headers))
         else { return .routing }
         logger.debug("answered before the router", metadata: ["hb.request.method": "\(head.method)", "hb.request.path": "\(head.uri)"])
         answering = (Self.route(head.method, head.uri), .now)

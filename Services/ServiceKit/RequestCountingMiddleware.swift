@@ -11,9 +11,11 @@ public final class RequestCounters: Sendable {
 
     public init(registry: PrometheusCollectorRegistry) {
         counters = ["1xx", "2xx", "3xx", "4xx", "5xx"].map { status in
-            registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "onthemap", metricName: "http_requests", unitName: "total",
-                                                                  helpText: "HTTP requests answered, by status class."),
-                                 labels: [("status", status)])
+            registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "onthemap", metricName: "http_requests", unitName: "total",
+                    helpText: "HTTP requests answered, by status class."),
+                labels: [("status", status)])
         }
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// Attacks an outsider would try against the public gateway, each named, each asserting the refusal a
@@ -38,16 +39,19 @@ import TestSupport
     @Test func identityForgedInTheBodyOrInAnXActorHeaderIsIgnored() async throws {
         try await Self.withOwnerAndIntruder { client, owner, intruder, id in
             let forgedActor = HTTPField(name: HTTPField.Name(InternalHeaders.actor)!, value: owner.actor.headerValue)
-            let posted = try await client.send(.post, "/v1/StudentLocation", body: """
-                {"uniqueKey":"\(owner.key)","firstName":"Ada","lastName":"Lovelace","mapString":"Fake","mediaURL":"https://evil.example","latitude":1,"longitude":1}
-                """, headers: [intruder.bearer, forgedActor])
+            let posted = try await client.send(
+                .post, "/v1/StudentLocation",
+                body: """
+                    {"uniqueKey":"\(owner.key)","firstName":"Ada","lastName":"Lovelace","mapString":"Fake","mediaURL":"https://evil.example","latitude":1,"longitude":1}
+                    """, headers: [intruder.bearer, forgedActor])
             let postedID = try #require(posted.json["objectId"] as? String)
             let stored = try await client.send(.get, "/v1/StudentLocation/\(postedID)")
             #expect(stored.json["uniqueKey"] as? String == intruder.key)
             #expect(stored.json["firstName"] as? String == "Mallory")
 
             let before = try await Self.everything(client)
-            let edit = try await client.send(.put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"Hijacked"}"#, headers: [intruder.bearer, forgedActor])
+            let edit = try await client.send(
+                .put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"Hijacked"}"#, headers: [intruder.bearer, forgedActor])
             #expect(Self.isParseError(edit, status: .forbidden, code: 119))
             let anonymous = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [forgedActor])
             #expect(Self.isParseError(anonymous, status: .unauthorized, code: 209), "an actor header is no session")
@@ -104,9 +108,11 @@ import TestSupport
             let cookie = HTTPField(name: .cookie, value: "onthemap_session=\(owner.token); XSRF-TOKEN=abc")
             let xsrf = HTTPField(name: HTTPField.Name("X-XSRF-TOKEN")!, value: "abc")
             let before = try await Self.everything(client)
-            let sites = [HTTPField(name: HTTPField.Name("Origin")!, value: "https://evil.example"),
-                         HTTPField(name: HTTPField.Name("Origin")!, value: "null"),
-                         HTTPField(name: HTTPField.Name("Sec-Fetch-Site")!, value: "cross-site")]
+            let sites = [
+                HTTPField(name: HTTPField.Name("Origin")!, value: "https://evil.example"),
+                HTTPField(name: HTTPField.Name("Origin")!, value: "null"),
+                HTTPField(name: HTTPField.Name("Sec-Fetch-Site")!, value: "cross-site"),
+            ]
             for site in sites {
                 let post = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [cookie, xsrf, site])
                 #expect(Self.isParseError(post, status: .forbidden, code: 119), "POST from \(site.value): \(post.status)")
@@ -129,10 +135,12 @@ import TestSupport
                 "order=(SELECT 1)", "limit=1;DELETE FROM locations.pins", "limit=-1", "skip=1 OR 1=1", "skip=99999999999999999999999",
             ]
             for query in injections {
-                let encoded = query.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "+&"))) ?? query
+                let encoded =
+                    query.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "+&"))) ?? query
                 let reply = try await client.send(.get, "/v1/StudentLocation?" + encoded)
-                #expect(reply.status == .ok || Self.isParseError(reply, status: .badRequest, code: reply.json["code"] as? Int ?? -1),
-                        "\(query): \(reply.status) \(reply.body)")
+                #expect(
+                    reply.status == .ok || Self.isParseError(reply, status: .badRequest, code: reply.json["code"] as? Int ?? -1),
+                    "\(query): \(reply.status) \(reply.body)")
                 // A filter's text is compared as a value, so it matches nobody; an unknown sort key is ignored
                 // (clients send the typo `-updateAt`), which leaves the newest-first list.
                 if reply.status == .ok, query.hasPrefix("where") || query.hasPrefix("uniqueKey") {
@@ -169,22 +177,31 @@ import TestSupport
                 ("deep nesting", String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000), .contentTooLarge),
                 ("deep nesting within the size limit", String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000), .badRequest),
                 ("a huge latitude", #"{"mapString":"x","mediaURL":"https://x.com","latitude":1e999,"longitude":1}"#, .badRequest),
-                ("a 400-digit longitude", #"{"mapString":"x","mediaURL":"https://x.com","latitude":1,"longitude":"# + String(repeating: "9", count: 400) + "}", .badRequest),
+                (
+                    "a 400-digit longitude",
+                    #"{"mapString":"x","mediaURL":"https://x.com","latitude":1,"longitude":"# + String(repeating: "9", count: 400) + "}", .badRequest
+                ),
                 ("not JSON", "mapString=x", .badRequest),
                 ("an array", "[]", .badRequest),
-                ("20 KiB of text", #"{"mapString":""# + String(repeating: "x", count: 20_000) + #"","mediaURL":"https://x.com","latitude":1,"longitude":1}"#, .contentTooLarge),
+                (
+                    "20 KiB of text",
+                    #"{"mapString":""# + String(repeating: "x", count: 20_000) + #"","mediaURL":"https://x.com","latitude":1,"longitude":1}"#,
+                    .contentTooLarge
+                ),
             ]
             for (name, body, status) in bodies {
                 for (method, path) in [(HTTPRequest.Method.post, "/v1/StudentLocation"), (.put, "/v1/StudentLocation/\(id)")] {
                     let reply = try await client.send(method, path, body: body, headers: [intruder.bearer])
                     let expected = method == .put && status == .badRequest ? [HTTPResponse.Status.badRequest, .forbidden] : [status]
-                    #expect(expected.contains(reply.status) && reply.json["code"] is Int, "\(method) \(name): \(reply.status) \(reply.body.prefix(200))")
+                    #expect(
+                        expected.contains(reply.status) && reply.json["code"] is Int, "\(method) \(name): \(reply.status) \(reply.body.prefix(200))")
                 }
             }
             // Invalid UTF-8 can only be sent as raw bytes.
             let connection = try RawConnection(port: client.port!)
             let head = "POST /v1/StudentLocation HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(intruder.token)\r\nContent-Type: application/json\r\n"
-            let body: [UInt8] = Array(#"{"mapString":""#.utf8) + [0xC3, 0x28, 0xFF] + Array(#"","mediaURL":"https://x.com","latitude":1,"longitude":1}"#.utf8)
+            let body: [UInt8] =
+                Array(#"{"mapString":""#.utf8) + [0xC3, 0x28, 0xFF] + Array(#"","mediaURL":"https://x.com","latitude":1,"longitude":1}"#.utf8)
             try connection.send(bytes: Array((head + "Content-Length: \(body.count)\r\n\r\n").utf8) + body)
             let answer = try await blocking { try connection.receiveResponse() }
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(200))")

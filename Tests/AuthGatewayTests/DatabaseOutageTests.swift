@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import PostgresNIO
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// The gateway's own database away (a relay between them cut, as a crash would): whatever needs it is
@@ -26,7 +27,9 @@ import TestSupport
 
     /// A gateway whose database connections pass through a relay the test can cut; locations-service
     /// reaches the database directly.
-    private func withGatewayBehindRelay(_ body: @escaping @Sendable (any TestClientProtocol, TestDatabase, TCPProxy) async throws -> Void) async throws {
+    private func withGatewayBehindRelay(
+        _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase, TCPProxy) async throws -> Void
+    ) async throws {
         let database = try await TestDatabase.create()
         let target = try #require(URLComponents(string: database.url))
         let proxy = TCPProxy(upstreamHost: try #require(target.host), upstreamPort: try #require(target.port))
@@ -54,7 +57,10 @@ import TestSupport
                 (.post, "/v1/StudentLocation", Self.pin, [unseen.bearer], parseStyle),
                 (.put, "/v1/StudentLocation/\(pin)", Self.pin, [unseen.bearer], parseStyle),
                 (.delete, "/v1/StudentLocation/\(pin)", nil, [unseen.bearer], parseStyle),
-                (.post, "/v1/session", #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#, [], ")]}'\n" + sessionStyle),
+                (
+                    .post, "/v1/session", #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#, [],
+                    ")]}'\n" + sessionStyle
+                ),
                 (.get, "/v1/users/\(writer.key)", nil, [unseen.bearer], ")]}'\n" + sessionStyle),
                 (.post, "/v1/accounts", #"{"email":"new@example.com","password":"long enough","firstName":"N","lastName":"N"}"#, [], sessionStyle),
             ]
@@ -75,7 +81,9 @@ import TestSupport
                 try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [unseen.bearer]).status == .ok
             }
             #expect(back, "writes did not come back within 5 s of the database")
-            #expect(try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#).status == .ok)
+            #expect(
+                try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#)
+                    .status == .ok)
         }
     }
 

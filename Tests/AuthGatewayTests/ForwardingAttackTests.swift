@@ -4,8 +4,9 @@ import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// The gateway forwards only the public API it documents: nothing of locations-service's internal API is
@@ -26,16 +27,22 @@ import TestSupport
         ("GET", "//v1//StudentLocation/changes", "404 Not Found", unknownPin),
         ("GET", "/v1/StudentLocation/changes%3Fafter=0-0", "404 Not Found", unknownPin),
         ("GET", "/v1/StudentLocation/..%2fStudentLocation%2fchanges", "404 Not Found", unknownPin),
-        ("GET", "/v1/StudentLocation/%2e%2e/StudentLocation/changes", "404 Not Found",
-         #"{"status":404,"error":"No route for GET /v1/StudentLocation/%2e%2e/StudentLocation/changes."}"#),
+        (
+            "GET", "/v1/StudentLocation/%2e%2e/StudentLocation/changes", "404 Not Found",
+            #"{"status":404,"error":"No route for GET /v1/StudentLocation/%2e%2e/StudentLocation/changes."}"#
+        ),
         ("GET", "/v1/StudentLocation/x/../changes", "404 Not Found", #"{"status":404,"error":"No route for GET /v1/StudentLocation/x/../changes."}"#),
         ("GET", "http://127.0.0.1/v1/StudentLocation/changes?after=0-0", "404 Not Found", unknownPin),
         ("GET", "/parse/classes/StudentLocation/changes?after=0-0", "404 Not Found", unknownPin),
         ("GET", "/1/classes/StudentLocation/changes?after=0-0", "404 Not Found", unknownPin),
-        ("OPTIONS", "/v1/StudentLocation/changes", "405 Method Not Allowed",
-         #"{"status":405,"error":"OPTIONS is not allowed on /v1/StudentLocation/changes."}"#),
-        ("PATCH", "/v1/StudentLocation/changes", "405 Method Not Allowed",
-         #"{"status":405,"error":"PATCH is not allowed on /v1/StudentLocation/changes."}"#),
+        (
+            "OPTIONS", "/v1/StudentLocation/changes", "405 Method Not Allowed",
+            #"{"status":405,"error":"OPTIONS is not allowed on /v1/StudentLocation/changes."}"#
+        ),
+        (
+            "PATCH", "/v1/StudentLocation/changes", "405 Method Not Allowed",
+            #"{"status":405,"error":"PATCH is not allowed on /v1/StudentLocation/changes."}"#
+        ),
     ]
 
     /// Every spelling is refused quickly, in the answer the table gives, and shows nothing of the log.
@@ -59,12 +66,15 @@ import TestSupport
             _ = try await client.postPin(as: student)
             let before = try await client.send(.get, "/v1/StudentLocation?limit=5").body
             try await expectChangeFeedRefused(port: port, "service up")
-            for path in ["/v1/StudentLocation/changes", "/v1/StudentLocation/%63hanges", "/v1/StudentLocation/changes/",
-                         "/v1/StudentLocation//changes", "/parse/classes/StudentLocation/changes", "/1/classes/StudentLocation/changes"] {
+            for path in [
+                "/v1/StudentLocation/changes", "/v1/StudentLocation/%63hanges", "/v1/StudentLocation/changes/",
+                "/v1/StudentLocation//changes", "/parse/classes/StudentLocation/changes", "/1/classes/StudentLocation/changes",
+            ] {
                 for framing in WriteDoorsTests.Framing.allCases {
                     for method in ["PUT", "DELETE"] {
-                        let answer = try await doors.exchange(framing, method, path, body: Self.pin,
-                                                              headers: ["Authorization: Bearer \(student.token)"], port: port)
+                        let answer = try await doors.exchange(
+                            framing, method, path, body: Self.pin,
+                            headers: ["Authorization: Bearer \(student.token)"], port: port)
                         #expect(answer.status.hasSuffix("404 Not Found"), "\(framing) \(method) \(path): \(answer.status)")
                         #expect(answer.body == Self.unknownPin, "\(framing) \(method) \(path)")
                     }
@@ -87,18 +97,22 @@ import TestSupport
             fixture.locations.terminate()
             _ = await fixture.locations.waitForExit(timeout: .seconds(10))
             let bearer = "Authorization: Bearer \(student.token)"
-            let malformed = ["abc", "CDHfAy8sd", "CDHfAy8sdp1", "CDHfAy8sd-", "CDHfAy8sd_", "%43DHfAy8sdp", String(repeating: "A", count: 300),
-                             "..", "%2e%2e"]
+            let malformed = [
+                "abc", "CDHfAy8sd", "CDHfAy8sdp1", "CDHfAy8sd-", "CDHfAy8sd_", "%43DHfAy8sdp", String(repeating: "A", count: 300),
+                "..", "%2e%2e",
+            ]
             for id in malformed {
                 for base in ["/v1/StudentLocation/", "/parse/classes/StudentLocation/", "/1/classes/StudentLocation/"] {
                     let read = try await doors.exchange(.keepAlive, "GET", base + id, body: "", port: port)
-                    #expect(read.status.hasSuffix("404 Not Found") && read.body == Self.unknownPin,
-                            "GET \(base)\(id.prefix(12)): \(read.status) \(read.body)")
+                    #expect(
+                        read.status.hasSuffix("404 Not Found") && read.body == Self.unknownPin,
+                        "GET \(base)\(id.prefix(12)): \(read.status) \(read.body)")
                     for framing in [WriteDoorsTests.Framing.keepAlive, .http10] {
                         for method in ["PUT", "DELETE"] {
                             let write = try await doors.exchange(framing, method, base + id, body: Self.pin, headers: [bearer], port: port)
-                            #expect(write.status.hasSuffix("404 Not Found") && write.body == Self.unknownPin,
-                                    "\(framing) \(method) \(base)\(id.prefix(12)): \(write.status) \(write.body)")
+                            #expect(
+                                write.status.hasSuffix("404 Not Found") && write.body == Self.unknownPin,
+                                "\(framing) \(method) \(base)\(id.prefix(12)): \(write.status) \(write.body)")
                         }
                     }
                 }
@@ -110,7 +124,8 @@ import TestSupport
     }
 
     @Test func onlyDocumentedListParametersAreForwardedAndOverlongOnesAreRefused() async throws {
-        #expect(try LocationsProxyController.listQuery("limit=5&after=1-2&wait=30&events=false&order=-updatedAt&%6cimit=9&where")
+        #expect(
+            try LocationsProxyController.listQuery("limit=5&after=1-2&wait=30&events=false&order=-updatedAt&%6cimit=9&where")
                 == "limit=5&order=-updatedAt&where")
         #expect(try LocationsProxyController.listQuery("after=now&wait=30") == nil)
         try await withGateway { client, fixture in
@@ -147,11 +162,14 @@ import TestSupport
             let port = try #require(client.port)
             let student = try await client.signedUpAndLoggedIn("crlf@example.com")
             let victim = Actor(key: "victim-key", firstName: "Vic", lastName: "Tim").headerValue
-            for header in ["Idempotency-Key: abc\r\n X-Actor: \(victim)", "Idempotency-Key: abc\rX-Actor: \(victim)",
-                           "Idempotency-Key: abc\nX-Actor: \(victim)", "If-Match: *\r\n\tX-Actor: \(victim)"] {
+            for header in [
+                "Idempotency-Key: abc\r\n X-Actor: \(victim)", "Idempotency-Key: abc\rX-Actor: \(victim)",
+                "Idempotency-Key: abc\nX-Actor: \(victim)", "If-Match: *\r\n\tX-Actor: \(victim)",
+            ] {
                 for framing in [WriteDoorsTests.Framing.keepAlive, .http10] {
-                    let answer = try await doors.exchange(framing, "POST", "/v1/StudentLocation", body: Self.pin,
-                                                          headers: ["Authorization: Bearer \(student.token)", header], port: port)
+                    let answer = try await doors.exchange(
+                        framing, "POST", "/v1/StudentLocation", body: Self.pin,
+                        headers: ["Authorization: Bearer \(student.token)", header], port: port)
                     #expect(answer.status.hasSuffix("400 Bad Request"), "\(framing) \(header.debugDescription): \(answer.status)")
                 }
             }
@@ -164,8 +182,9 @@ import TestSupport
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/json")
             headers.add(name: InternalHeaders.idempotencyKey, value: "abc\r\nX-Actor: \(victim)")
-            let answer = try await locations.send(method: .POST, path: try LocationsClient.locationPath(nil), query: nil, headers: headers,
-                                                  body: ByteBuffer(string: Self.pin), actor: student.actor, requestID: "crlf")
+            let answer = try await locations.send(
+                method: .POST, path: try LocationsClient.locationPath(nil), query: nil, headers: headers,
+                body: ByteBuffer(string: Self.pin), actor: student.actor, requestID: "crlf")
             #expect(answer.status == 200, "\(String(buffer: answer.body))")
             // Read past the gateway's cached list, which learns of a write made behind its back a moment later.
             let pins = try #require(try await client.send(.get, "/v1/StudentLocation?limit=1000").json["results"] as? [[String: Any]])
@@ -176,15 +195,18 @@ import TestSupport
     @Test func scriptInNamesAndPlacesComesBackByteExactAsJSONStrings() async throws {
         try await withGateway { client, _ in
             // The harness writes names into its JSON as they are: the quote comes escaped.
-            let student = try await client.signedUpAndLoggedIn("xss@example.com", firstName: "<img src=x onerror=alert(1)>",
-                                                               lastName: #"</script>\"'"#)
+            let student = try await client.signedUpAndLoggedIn(
+                "xss@example.com", firstName: "<img src=x onerror=alert(1)>",
+                lastName: #"</script>\"'"#)
             let id = try await client.postPin(as: student, mapString: #"<svg onload=alert(1)>\\\" & é"#)
             for uri in ["/v1/StudentLocation", "/v1/StudentLocation?limit=5", "/v1/StudentLocation/\(id)", "/parse/classes/StudentLocation/\(id)"] {
                 let reply = try await client.send(.get, uri)
                 #expect(reply.status == .ok, "\(uri)")
                 #expect(reply.headers[.contentType] == "application/json", "\(uri)")
-                for field in [#""firstName":"<img src=x onerror=alert(1)>""#, #""lastName":"</script>\"'""#,
-                              #""mapString":"<svg onload=alert(1)>\\\" & é""#] {
+                for field in [
+                    #""firstName":"<img src=x onerror=alert(1)>""#, #""lastName":"</script>\"'""#,
+                    #""mapString":"<svg onload=alert(1)>\\\" & é""#,
+                ] {
                     #expect(reply.body.contains(field), "\(uri): \(field) in \(reply.body)")
                 }
             }

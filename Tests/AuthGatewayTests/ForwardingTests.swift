@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// How the gateway talks to locations-service: request ids, outages, time limits.
@@ -11,9 +12,10 @@ import TestSupport
     @Test func aRequestIDIsKeptAndReachesTheServiceLog() async throws {
         try await withGateway { client, fixture in
             let student = try await client.signedUpAndLoggedIn("trace@example.com")
-            let reply = try await client.send(.post, "/v1/StudentLocation",
-                                              body: #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#,
-                                              headers: [student.bearer, HTTPField(name: .init("X-Request-ID")!, value: "trace-me-42")])
+            let reply = try await client.send(
+                .post, "/v1/StudentLocation",
+                body: #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#,
+                headers: [student.bearer, HTTPField(name: .init("X-Request-ID")!, value: "trace-me-42")])
             #expect(reply.status == .ok)
             #expect(reply.headers[.init("X-Request-ID")!] == "trace-me-42")
             try await Task.sleep(for: .milliseconds(200))
@@ -37,7 +39,9 @@ import TestSupport
             #expect(ready.status == 0 && ready.output == "auth-gateway on 127.0.0.1:\(port) is ready\n", "\(ready)")
             fixture.locations.terminate()
             _ = await fixture.locations.waitForExit(timeout: .seconds(10))
-            for (method, body) in [(HTTPRequest.Method.get, nil as String?), (.post, #"{"mapString":"x","mediaURL":"https://a.example","latitude":1,"longitude":1}"#)] {
+            for (method, body) in [
+                (HTTPRequest.Method.get, nil as String?), (.post, #"{"mapString":"x","mediaURL":"https://a.example","latitude":1,"longitude":1}"#),
+            ] {
                 let started = ContinuousClock.now
                 let reply = try await client.send(method, "/v1/StudentLocation", body: body, headers: [student.bearer])
                 #expect(reply.status == .serviceUnavailable)
@@ -48,8 +52,9 @@ import TestSupport
             #expect(try await client.send(.get, "/readyz").status == .serviceUnavailable)
             let down = try ServiceProcess.healthCheck("auth-gateway", port: port)
             #expect(down.status == 1)
-            #expect(down.output == "auth-gateway on 127.0.0.1:\(port) is not ready: HTTP/1.1 503 Service Unavailable "
-                + #"{"status":"unavailable","reason":"locations-service unreachable"}"# + "\n")
+            #expect(
+                down.output == "auth-gateway on 127.0.0.1:\(port) is not ready: HTTP/1.1 503 Service Unavailable "
+                    + #"{"status":"unavailable","reason":"locations-service unreachable"}"# + "\n")
         }
     }
 
@@ -71,7 +76,10 @@ import TestSupport
             let started = ContinuousClock.now
             var seen = false
             while ContinuousClock.now - started < .seconds(3) {
-                if try await client.send(.get, "/v1/StudentLocation").body.contains(id) { seen = true; break }
+                if try await client.send(.get, "/v1/StudentLocation").body.contains(id) {
+                    seen = true
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(seen, "the gateway kept serving a stale list")

@@ -4,8 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// `GET /v1/geocode` as a client uses it before posting a pin.
@@ -49,7 +50,9 @@ import TestSupport
         let router = Router()
         router.get("search") { request, _ -> Response in
             let query = request.uri.queryParameters["q"].map(String.init) ?? ""
-            let body = query.contains("Amphitheatre") ? """
+            let body =
+                query.contains("Amphitheatre")
+                ? """
                 [{"place_id":1,"lat":"37.4224857","lon":"-122.0855846","name":"Google Building 41","display_name":"1600, Amphitheatre Parkway, Mountain View, Santa Clara County, California, 94043, United States","address":{"house_number":"1600","road":"Amphitheatre Parkway","town":"Mountain View","state":"California","country":"United States","country_code":"us"}}]
                 """ : "[]"
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))

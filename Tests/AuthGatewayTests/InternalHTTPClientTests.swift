@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Testing
+
 @testable import AuthGateway
 
 /// The gateway's client for its hop to locations-service, against a scripted HTTP server on loopback:
@@ -17,8 +18,10 @@ import Testing
         // Connections are kept per event loop, so that an answer arrives on the loop that asked.
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         for body in ["a", "b", "c"] {
-            let answer = try await client.execute(method: .POST, target: "/v1/pins?x=1", headers: ["Content-Type": "application/json"],
-                                                  body: ByteBuffer(string: "{\(body)}"), timeout: .seconds(2), on: loop).get()
+            let answer = try await client.execute(
+                method: .POST, target: "/v1/pins?x=1", headers: ["Content-Type": "application/json"],
+                body: ByteBuffer(string: "{\(body)}"), timeout: .seconds(2), on: loop
+            ).get()
             #expect(answer.status == 201)
             #expect(answer.headers.first(name: "Content-Type") == "application/json")
             #expect(String(buffer: answer.body) == "{\"got\":\"{\(body)}\"}")
@@ -99,8 +102,10 @@ import Testing
         let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
             for index in 0..<60 {
                 group.addTask {
-                    let answer = try await client.execute(method: .POST, target: "/", headers: [:], body: ByteBuffer(string: "\(index)"),
-                                                          timeout: .seconds(5), on: loop).get()
+                    let answer = try await client.execute(
+                        method: .POST, target: "/", headers: [:], body: ByteBuffer(string: "\(index)"),
+                        timeout: .seconds(5), on: loop
+                    ).get()
                     return (index, String(buffer: answer.body))
                 }
             }
@@ -230,7 +235,8 @@ final class ScriptedServer: Sendable {
             // One request at a time: the head, then as many body bytes as it announces.
             while let end = received.range(of: "\r\n\r\n") {
                 let head = String(received[..<end.lowerBound])
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                 let rest = received[end.upperBound...]
                 guard rest.utf8.count >= length else { return }

@@ -4,8 +4,9 @@ import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// What one client address may hold of the live feed, and how soon a stream whose client left is let go.
@@ -104,4 +105,3 @@ import TestSupport
         #expect(received == [1, 2, 3])
     }
 }
-

@@ -4,8 +4,9 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// The live stream of pin changes, as a browser's EventSource reads it.

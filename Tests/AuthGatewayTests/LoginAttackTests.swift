@@ -3,8 +3,9 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// What someone guessing passwords, or creating accounts in bulk, gets out of the gateway: no more
@@ -14,7 +15,8 @@ import TestSupport
         #"{"udacity":{"username":"\#(username)","password":"\#(password)"}}"#
     }
 
-    static func signUp(email: String, password: String = "correct horse battery", firstName: String = "Ada", lastName: String = "Lovelace") -> String {
+    static func signUp(email: String, password: String = "correct horse battery", firstName: String = "Ada", lastName: String = "Lovelace") -> String
+    {
         #"{"email":"\#(email)","password":"\#(password)","firstName":"\#(firstName)","lastName":"\#(lastName)"}"#
     }
 
@@ -24,8 +26,10 @@ import TestSupport
         try await withGateway(configure: { $0.passwordCost = 8 }) { client, _ in
             let student = try await client.signUp(Student("parallel@example.com"))
             let port = try #require(client.port)
-            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
-                connectionPool: .init(idleTimeout: .seconds(5), concurrentHTTP1ConnectionsPerHostSoftLimit: 32)))
+            let http = HTTPClient(
+                eventLoopGroupProvider: .singleton,
+                configuration: .init(
+                    connectionPool: .init(idleTimeout: .seconds(5), concurrentHTTP1ConnectionsPerHostSoftLimit: 32)))
             let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                 for index in 0..<20 {
                     group.addTask {
@@ -108,11 +112,13 @@ import TestSupport
     @Test func signUpRefusesPasswordsLongerThanBcryptReads() async throws {
         try await withGateway { client, _ in
             let expected = #"{"status":400,"parameter":"password","error":"password must be at most 72 bytes (UTF-8); only that many would count."}"#
-            let ascii = try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "long@example.com", password: String(repeating: "p", count: 73)))
+            let ascii = try await client.send(
+                .post, "/v1/accounts", body: Self.signUp(email: "long@example.com", password: String(repeating: "p", count: 73)))
             #expect(ascii.status == .badRequest)
             #expect(ascii.body == expected)
             // 37 characters, 74 bytes.
-            let accented = try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "long@example.com", password: String(repeating: "\u{E9}", count: 37)))
+            let accented = try await client.send(
+                .post, "/v1/accounts", body: Self.signUp(email: "long@example.com", password: String(repeating: "\u{E9}", count: 37)))
             #expect(accented.body == expected)
         }
     }
@@ -198,7 +204,8 @@ import TestSupport
                 #expect(reply.json["parameter"] as? String == "email", "\(email)")
                 #expect(reply.json["error"] as? String == message, "\(email)")
             }
-            #expect(try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "stu-dent+map@m\u{FC}nchen-1.example.de")).status == .created)
+            #expect(
+                try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "stu-dent+map@m\u{FC}nchen-1.example.de")).status == .created)
         }
     }
 }

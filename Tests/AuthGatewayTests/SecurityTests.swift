@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// Nobody writes as someone else, with a dead session, from another site, or by guessing passwords.
@@ -15,8 +16,9 @@ import TestSupport
             let none = try await client.send(.post, "/v1/StudentLocation", body: Self.pin)
             #expect(none.status == .unauthorized)
             #expect(none.json["code"] as? Int == 209)
-            let forged = try await client.send(.post, "/v1/StudentLocation", body: Self.pin,
-                                               headers: [HTTPField(name: .authorization, value: "Bearer 1700000000S" + String(repeating: "ab", count: 32))])
+            let forged = try await client.send(
+                .post, "/v1/StudentLocation", body: Self.pin,
+                headers: [HTTPField(name: .authorization, value: "Bearer 1700000000S" + String(repeating: "ab", count: 32))])
             #expect(forged.status == .unauthorized)
             let student = try await client.signedUpAndLoggedIn("expiring@example.com")
             #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [student.bearer]).status == .ok)
@@ -31,9 +33,11 @@ import TestSupport
             let owner = try await client.signedUpAndLoggedIn("owner@example.com")
             let intruder = try await client.signedUpAndLoggedIn("intruder@example.com", firstName: "Mallory", lastName: "Evil")
             let id = try await client.postPin(as: owner)
-            let claimed = try await client.send(.post, "/v1/StudentLocation", body: """
-                {"uniqueKey":"\(owner.key)","firstName":"Jarrod","lastName":"Parkes","mapString":"Fake","mediaURL":"https://evil.example","latitude":1,"longitude":1}
-                """, headers: [intruder.bearer])
+            let claimed = try await client.send(
+                .post, "/v1/StudentLocation",
+                body: """
+                    {"uniqueKey":"\(owner.key)","firstName":"Jarrod","lastName":"Parkes","mapString":"Fake","mediaURL":"https://evil.example","latitude":1,"longitude":1}
+                    """, headers: [intruder.bearer])
             let claimedId = try #require(claimed.json["objectId"] as? String)
             let fake = try await client.send(.get, "/v1/StudentLocation/\(claimedId)")
             #expect(fake.json["uniqueKey"] as? String == intruder.key)
@@ -51,16 +55,21 @@ import TestSupport
     @Test func browserWritesFromAnotherSiteAreRefused() async throws {
         try await withGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("browser@example.com")
-            let evil = try await client.send(.post, "/v1/StudentLocation", body: Self.pin,
-                                             headers: [student.bearer, HTTPField(name: .init("Origin")!, value: "https://evil.example")])
+            let evil = try await client.send(
+                .post, "/v1/StudentLocation", body: Self.pin,
+                headers: [student.bearer, HTTPField(name: .init("Origin")!, value: "https://evil.example")])
             #expect(evil.status == .forbidden)
             #expect(evil.body == #"{"code":119,"error":"Writes from another site's pages are not allowed."}"#)
-            let fetchSite = try await client.send(.post, "/v1/StudentLocation", body: Self.pin,
-                                                  headers: [student.bearer, HTTPField(name: .init("Sec-Fetch-Site")!, value: "cross-site")])
+            let fetchSite = try await client.send(
+                .post, "/v1/StudentLocation", body: Self.pin,
+                headers: [student.bearer, HTTPField(name: .init("Sec-Fetch-Site")!, value: "cross-site")])
             #expect(fetchSite.status == .forbidden)
-            let sameSite = try await client.send(.post, "/v1/StudentLocation", body: Self.pin,
-                                                 headers: [student.bearer, HTTPField(name: .init("Origin")!, value: "http://localhost"),
-                                                           HTTPField(name: .init("Sec-Fetch-Site")!, value: "same-origin")])
+            let sameSite = try await client.send(
+                .post, "/v1/StudentLocation", body: Self.pin,
+                headers: [
+                    student.bearer, HTTPField(name: .init("Origin")!, value: "http://localhost"),
+                    HTTPField(name: .init("Sec-Fetch-Site")!, value: "same-origin"),
+                ])
             #expect(sameSite.status == .ok, "\(sameSite.body)")
         }
     }
@@ -68,9 +77,11 @@ import TestSupport
     @Test func javascriptLinksAreNeverStored() async throws {
         try await withGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("js@example.com")
-            let reply = try await client.send(.post, "/v1/StudentLocation", body: """
-                {"mapString":"Berlin","mediaURL":"javascript:alert(document.cookie)","latitude":52.5,"longitude":13.4}
-                """, headers: [student.bearer])
+            let reply = try await client.send(
+                .post, "/v1/StudentLocation",
+                body: """
+                    {"mapString":"Berlin","mediaURL":"javascript:alert(document.cookie)","latitude":52.5,"longitude":13.4}
+                    """, headers: [student.bearer])
             #expect(reply.status == .badRequest)
             #expect(reply.json["code"] as? Int == 142)
             #expect((try await client.send(.get, "/v1/StudentLocation").json["results"] as? [Any])?.isEmpty == true)
@@ -89,7 +100,8 @@ import TestSupport
             let retryAfter = try #require(throttled.headers[.retryAfter].flatMap(Int.init))
             #expect(retryAfter > 800 && retryAfter <= 900)
             #expect(throttled.body.hasPrefix(")]}'\n{\"status\":429,\"error\":\"Too many failed logins; try again in "))
-            let right = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"\#(student.email)","password":"\#(student.password)"}}"#)
+            let right = try await client.send(
+                .post, "/v1/session", body: #"{"udacity":{"username":"\#(student.email)","password":"\#(student.password)"}}"#)
             #expect(right.status == .tooManyRequests)
         }
     }
@@ -97,7 +109,8 @@ import TestSupport
     @Test func manyAccountsGuessedFromOneAddressAreThrottledToo() async throws {
         try await withGateway(configure: { $0.throttle.failuresPerAddress = 4 }) { client, _ in
             for index in 0..<4 {
-                let wrong = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"user\#(index)@example.com","password":"nope"}}"#)
+                let wrong = try await client.send(
+                    .post, "/v1/session", body: #"{"udacity":{"username":"user\#(index)@example.com","password":"nope"}}"#)
                 #expect(wrong.status == .forbidden)
             }
             let fifth = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"fresh@example.com","password":"nope"}}"#)
@@ -107,9 +120,10 @@ import TestSupport
 
     @Test func locationsServiceRefusesCallersWithoutTheInternalToken() async throws {
         try await withGateway { _, fixture in
-            let (status, body) = try await fixture.locations.request("POST", "/v1/StudentLocation", body: Self.pin,
-                                                                     headers: [InternalHeaders.actor: Actor(key: "1", firstName: "A", lastName: "B").headerValue],
-                                                                     token: false)
+            let (status, body) = try await fixture.locations.request(
+                "POST", "/v1/StudentLocation", body: Self.pin,
+                headers: [InternalHeaders.actor: Actor(key: "1", firstName: "A", lastName: "B").headerValue],
+                token: false)
             #expect(status == 401)
             #expect(body.contains("\"code\":209"))
         }

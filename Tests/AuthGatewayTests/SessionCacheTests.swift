@@ -1,6 +1,7 @@
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// What a replica's session cache serves when it loses, and regains, the announcements of revocations.

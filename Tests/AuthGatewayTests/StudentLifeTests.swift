@@ -1,8 +1,9 @@
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// The whole life of a student through the gateway.
@@ -26,9 +27,11 @@ import TestSupport
             #expect(pins.first?["uniqueKey"] as? String == student.key, "identity comes from the session, not the body")
             #expect(pins.first?["firstName"] as? String == "Jarrod")
 
-            let overwrite = try await client.send(.put, "/v1/StudentLocation/\(id)", body: """
-                {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}
-                """, headers: [student.bearer])
+            let overwrite = try await client.send(
+                .put, "/v1/StudentLocation/\(id)",
+                body: """
+                    {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}
+                    """, headers: [student.bearer])
             #expect(overwrite.status == .ok)
             #expect(overwrite.json["objectId"] as? String == id)
             let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
@@ -42,8 +45,9 @@ import TestSupport
             #expect(logout.status == .ok)
             #expect(logout.body.hasPrefix(")]}'\n{\"session\":{\"id\":\"\(student.token)\",\"expiration\":\""))
 
-            let afterwards = try await client.send(.post, "/v1/StudentLocation", body: #"{"mapString":"x","mediaURL":"https://a.example","latitude":1,"longitude":1}"#,
-                                                   headers: [student.bearer])
+            let afterwards = try await client.send(
+                .post, "/v1/StudentLocation", body: #"{"mapString":"x","mediaURL":"https://a.example","latitude":1,"longitude":1}"#,
+                headers: [student.bearer])
             #expect(afterwards.status == .unauthorized)
             #expect(afterwards.body == #"{"code":209,"error":"Log in to post, change or delete a pin."}"#)
         }
@@ -55,7 +59,8 @@ import TestSupport
             let student = try await first.signedUpAndLoggedIn("replica@example.com")
             var configuration = try GatewayConfiguration.fromEnvironment([
                 "DATABASE_URL": fixture.database.url, "LOCATIONS_URL": "http://127.0.0.1:\(fixture.locations.port)",
-                "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning"])
+                "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+            ])
             configuration.host = "127.0.0.1"
             configuration.port = 0
             try await buildApplication(configuration, logger: TestDatabase.logger).test(.live) { second in
@@ -70,13 +75,16 @@ import TestSupport
     @Test func signUpRefusesDuplicatesShortPasswordsAndBadEmails() async throws {
         try await withGateway { client, _ in
             _ = try await client.signUp(Student("dup@example.com"))
-            let duplicate = try await client.send(.post, "/v1/accounts", body: #"{"email":"DUP@example.com","password":"another-password","firstName":"A","lastName":"B"}"#)
+            let duplicate = try await client.send(
+                .post, "/v1/accounts", body: #"{"email":"DUP@example.com","password":"another-password","firstName":"A","lastName":"B"}"#)
             #expect(duplicate.status == .conflict)
             #expect(duplicate.body == #"{"status":409,"error":"An account with this email already exists."}"#)
-            let short = try await client.send(.post, "/v1/accounts", body: #"{"email":"s@example.com","password":"1234567","firstName":"A","lastName":"B"}"#)
+            let short = try await client.send(
+                .post, "/v1/accounts", body: #"{"email":"s@example.com","password":"1234567","firstName":"A","lastName":"B"}"#)
             #expect(short.status == .badRequest)
             #expect(short.json["parameter"] as? String == "password")
-            let email = try await client.send(.post, "/v1/accounts", body: #"{"email":"not-an-email","password":"12345678","firstName":"A","lastName":"B"}"#)
+            let email = try await client.send(
+                .post, "/v1/accounts", body: #"{"email":"not-an-email","password":"12345678","firstName":"A","lastName":"B"}"#)
             #expect(email.json["parameter"] as? String == "email")
             let missing = try await client.send(.post, "/v1/accounts", body: #"{"email":"m@example.com","password":"12345678"}"#)
             #expect(missing.json["parameter"] as? String == "firstName")

@@ -5,8 +5,9 @@ import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// IDENTITY_PROVIDER=udacity against a fake Udacity API on loopback that speaks its wire format,
@@ -30,9 +31,13 @@ import TestSupport
             case "broken@udacity.com":
                 return Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: "upstream exploded")))
             case "student@udacity.com" where credentials["password"] == "udacity-password":
-                return text(#"{"account":{"registered":true,"key":"3903878747"},"session":{"id":"1457628510Sc18f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#)
+                return text(
+                    #"{"account":{"registered":true,"key":"3903878747"},"session":{"id":"1457628510Sc18f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#
+                )
             case "renamed@udacity.com" where credentials["password"] == "udacity-password":
-                return text(#"{"account":{"registered":true,"key":"\#(Self.renamedKey)"},"session":{"id":"1457628510Sd28f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#)
+                return text(
+                    #"{"account":{"registered":true,"key":"\#(Self.renamedKey)"},"session":{"id":"1457628510Sd28f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#
+                )
             default:
                 return text(#"{"status":403,"error":"Account not found or invalid credentials."}"#, status: .forbidden)
             }
@@ -50,7 +55,12 @@ import TestSupport
 
     final class ProfileReads: Sendable {
         private let count = Mutex(0)
-        func next() -> Int { count.withLock { $0 += 1; return $0 } }
+        func next() -> Int {
+            count.withLock {
+                $0 += 1
+                return $0
+            }
+        }
     }
 
     static func text(_ json: String, status: HTTPResponse.Status = .ok) -> Response {
@@ -70,14 +80,17 @@ import TestSupport
 
     @Test func aUdacityLoginOpensOurSessionWithTheirKeyAndNames() async throws {
         try await Self.withUdacityGateway { client in
-            let login = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"udacity-password"}}"#)
+            let login = try await client.send(
+                .post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"udacity-password"}}"#)
             #expect(login.status == .ok)
             #expect((login.json["account"] as? [String: Any])?["key"] as? String == "3903878747")
             let token = try #require((login.json["session"] as? [String: Any])?["id"] as? String)
             #expect(token != "1457628510Sc18f2ad4cd3fb317fb8e028488694088", "the session is ours, not Udacity's")
             let bearer = HTTPField(name: .authorization, value: "Bearer \(token)")
-            let post = try await client.send(.post, "/v1/StudentLocation", body: #"{"mapString":"Huntsville, Alabama","mediaURL":"https://udacity.com","latitude":34.73,"longitude":-86.58}"#,
-                                             headers: [bearer])
+            let post = try await client.send(
+                .post, "/v1/StudentLocation",
+                body: #"{"mapString":"Huntsville, Alabama","mediaURL":"https://udacity.com","latitude":34.73,"longitude":-86.58}"#,
+                headers: [bearer])
             let id = try #require(post.json["objectId"] as? String)
             let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
             #expect(pin.json["uniqueKey"] as? String == "3903878747")
@@ -121,7 +134,8 @@ import TestSupport
             #expect(slow.status == .gatewayTimeout)
             #expect(ContinuousClock.now - started < .seconds(5))
 
-            let signUp = try await client.send(.post, "/v1/accounts", body: #"{"email":"a@b.example","password":"12345678","firstName":"A","lastName":"B"}"#)
+            let signUp = try await client.send(
+                .post, "/v1/accounts", body: #"{"email":"a@b.example","password":"12345678","firstName":"A","lastName":"B"}"#)
             #expect(signUp.status == .forbidden)
         }
     }
@@ -129,7 +143,8 @@ import TestSupport
     @Test func anUnreachableUdacityIs502() async throws {
         // Nothing listens on the discard port of loopback; a freed port could be given to another test's server.
         try await Self.withUdacityGateway(baseURL: "http://127.0.0.1:9") { client in
-            let reply = try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"udacity-password"}}"#)
+            let reply = try await client.send(
+                .post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"udacity-password"}}"#)
             #expect(reply.status == .badGateway)
         }
     }

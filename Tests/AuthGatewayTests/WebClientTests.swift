@@ -3,8 +3,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// The web client as the gateway serves it: the page at `/`, its files, Leaflet, validators, compression
@@ -36,7 +37,9 @@ import TestSupport
     }
 
     /// Status, headers and the body's bytes as sent (a gzip body is not text).
-    static func fetch(_ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:]) async throws -> (HTTPResponse.Status, HTTPFields, [UInt8]) {
+    static func fetch(
+        _ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:]
+    ) async throws -> (HTTPResponse.Status, HTTPFields, [UInt8]) {
         try await client.execute(uri: uri, method: .get, headers: headers, body: nil) { response in
             (response.status, response.headers, Array(response.body.readableBytesView))
         }
@@ -65,8 +68,10 @@ import TestSupport
             #expect(reply.status == .ok)
             #expect(reply.headers[.contentType] == "text/html; charset=utf-8")
             let policy = try #require(reply.headers[.contentSecurityPolicy])
-            for directive in ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
-                              "object-src 'none'", "img-src 'self' data: https://*.tiles.example.org"] {
+            for directive in [
+                "default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
+                "object-src 'none'", "img-src 'self' data: https://*.tiles.example.org",
+            ] {
                 #expect(policy.contains(directive), "\(directive) in \(policy)")
             }
             #expect(!policy.contains("unsafe"))
@@ -135,8 +140,9 @@ import TestSupport
             #expect(compressed.count < plain.count)
             #expect(try Self.gunzip(compressed) == plain)
             // The gzip form's validator revalidates it.
-            let (revalidated, _, _) = try await Self.fetch(client, "/web/js/main.js",
-                                                           headers: [.acceptEncoding: "gzip", .ifNoneMatch: headers[.eTag] ?? ""])
+            let (revalidated, _, _) = try await Self.fetch(
+                client, "/web/js/main.js",
+                headers: [.acceptEncoding: "gzip", .ifNoneMatch: headers[.eTag] ?? ""])
             #expect(revalidated == .notModified)
             let (_, refusedHeaders, refused) = try await Self.fetch(client, "/web/js/main.js", headers: [.acceptEncoding: "gzip;q=0"])
             #expect(refusedHeaders[.contentEncoding] == nil)
@@ -153,8 +159,10 @@ import TestSupport
                 #expect(reply.status == .notFound, "\(path)")
             }
             // Raw, so nothing between the test and the gateway tidies the path.
-            for path in ["/web/../../Package.swift", "/web/%2e%2e/%2e%2e/Package.swift", "/web/leaflet/..%2f..%2f..%2fetc%2fpasswd",
-                         "/web/js/..%2F..%2Findex.html", "//etc/passwd", "/web/./app.css/.."] {
+            for path in [
+                "/web/../../Package.swift", "/web/%2e%2e/%2e%2e/Package.swift", "/web/leaflet/..%2f..%2f..%2fetc%2fpasswd",
+                "/web/js/..%2F..%2Findex.html", "//etc/passwd", "/web/./app.css/..",
+            ] {
                 let connection = try RawConnection(port: client.port!)
                 try connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 let answer = try await blocking { try connection.receiveResponse() }

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import Testing
 import TestSupport
+import Testing
+
 @testable import AuthGateway
 
 /// Most writes are answered before the router (keep-alive HTTP/1.1); the rest (HTTP/1.0, a connection
@@ -13,8 +14,11 @@ import TestSupport
         case keepAlive, closing, http10, expectContinue
 
         func request(_ method: String, _ path: String, body: String, headers: [String], port: Int) -> String {
-            var lines = ["\(method) \(path) \(self == .http10 ? "HTTP/1.0" : "HTTP/1.1")", "Host: 127.0.0.1:\(port)",
-                         "Content-Type: application/json", "Content-Length: \(body.utf8.count)"] + headers
+            var lines =
+                [
+                    "\(method) \(path) \(self == .http10 ? "HTTP/1.0" : "HTTP/1.1")", "Host: 127.0.0.1:\(port)",
+                    "Content-Type: application/json", "Content-Length: \(body.utf8.count)",
+                ] + headers
             if self == .closing { lines.append("Connection: close") }
             if self == .expectContinue { lines.append("Expect: 100-continue") }
             return lines.joined(separator: "\r\n") + "\r\n\r\n" + body
@@ -26,13 +30,17 @@ import TestSupport
     /// Sends one request on a connection of its own; returns the status line, the headers by lowercased
     /// name, and the body. The socket blocks, so it is used on a thread of its own: the router's tasks
     /// need the threads Swift's tasks run on.
-    func exchange(_ framing: Framing, _ method: String, _ path: String, body: String, headers: [String] = [], port: Int)
-        async throws -> Answer {
+    func exchange(
+        _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String] = [], port: Int
+    )
+        async throws -> Answer
+    {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Result {
-                    try blockingExchange(framing, method, path, body: body, headers: headers, port: port)
-                })
+                continuation.resume(
+                    with: Result {
+                        try blockingExchange(framing, method, path, body: body, headers: headers, port: port)
+                    })
             }.start()
         }
     }
@@ -52,8 +60,9 @@ import TestSupport
             text = String(text[end.upperBound...])
             if text.isEmpty { text = try connection.receiveResponse() }
         }
-        let (head, payload) = try #require(text.range(of: "\r\n\r\n").map { (text[..<$0.lowerBound], text[$0.upperBound...]) },
-                                           "\(framing) \(method) \(path): \(text)")
+        let (head, payload) = try #require(
+            text.range(of: "\r\n\r\n").map { (text[..<$0.lowerBound], text[$0.upperBound...]) },
+            "\(framing) \(method) \(path): \(text)")
         var lines = head.split(separator: "\r\n").map(String.init)
         let status = lines.removeFirst()
         var fields: [String: String] = [:]
@@ -72,7 +81,8 @@ import TestSupport
             let student = try await client.signedUpAndLoggedIn("doors@example.com")
             for framing in Framing.allCases {
                 let bearer = "Authorization: Bearer \(student.token)"
-                let posted = try await exchange(framing, "POST", "/v1/StudentLocation", body: Self.pin, headers: [bearer, "X-Request-ID: door-\(framing)"], port: port)
+                let posted = try await exchange(
+                    framing, "POST", "/v1/StudentLocation", body: Self.pin, headers: [bearer, "X-Request-ID: door-\(framing)"], port: port)
                 #expect(posted.status.hasSuffix(" 200 OK"), "\(framing): \(posted.status)")
                 #expect(posted.headers["content-type"] == "application/json", "\(framing)")
                 #expect(posted.headers["x-request-id"] == "door-\(framing)", "\(framing)")
@@ -104,8 +114,14 @@ import TestSupport
             let tooLarge = #"{"mapString":""# + String(repeating: "x", count: 17 * 1024) + #""}"#
             let cases: [(body: String, headers: [String], status: String, answer: String)] = [
                 (Self.pin, [], "401 Unauthorized", #"{"code":209,"error":"Log in to post, change or delete a pin."}"#),
-                (Self.pin, ["Authorization: Bearer 1234567890Sforged"], "401 Unauthorized", #"{"code":209,"error":"Log in to post, change or delete a pin."}"#),
-                (Self.pin, [bearer, "Origin: https://evil.example"], "403 Forbidden", #"{"code":119,"error":"Writes from another site's pages are not allowed."}"#),
+                (
+                    Self.pin, ["Authorization: Bearer 1234567890Sforged"], "401 Unauthorized",
+                    #"{"code":209,"error":"Log in to post, change or delete a pin."}"#
+                ),
+                (
+                    Self.pin, [bearer, "Origin: https://evil.example"], "403 Forbidden",
+                    #"{"code":119,"error":"Writes from another site's pages are not allowed."}"#
+                ),
                 (tooLarge, [bearer], "413 Payload Too Large", #"{"code":142,"error":"The request body is larger than 16 KiB."}"#),
                 // Who may write is settled before the body's size.
                 (tooLarge, [], "401 Unauthorized", #"{"code":209,"error":"Log in to post, change or delete a pin."}"#),

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The real binaries, the gateway in front of locations-service, checked against the published OpenAPI
 /// document by the tools API users would use: openapi-spec-validator and schemathesis.
@@ -11,8 +11,11 @@ import TestSupport
         let locations = try ServiceProcess(locationsOn: database.url)
         defer { locations.terminate() }
         try await locations.waitUntilReady()
-        let gateway = try ServiceProcess("auth-gateway", environment: [
-            "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)", "LOG_LEVEL": "warning"])
+        let gateway = try ServiceProcess(
+            "auth-gateway",
+            environment: [
+                "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)", "LOG_LEVEL": "warning",
+            ])
         defer { gateway.terminate() }
         try await gateway.waitUntilReady()
         try await body(gateway, locations)
@@ -63,14 +66,20 @@ import TestSupport
             defer { try? FileManager.default.removeItem(at: reports) }
             let started = ContinuousClock.now
 
-            let (exitWrites, outputWrites) = try await Self.schemathesis(gateway, report: reports.appendingPathComponent("writes.har"), [
-                "-H", "Authorization: Bearer \(session)",
-                // Their login would start other sessions and their logout end this one.
-                "--exclude-path-regex", "^/(v1|api)/(session|users)|^/v1/accounts$|/events$"])
+            let (exitWrites, outputWrites) = try await Self.schemathesis(
+                gateway, report: reports.appendingPathComponent("writes.har"),
+                [
+                    "-H", "Authorization: Bearer \(session)",
+                    // Their login would start other sessions and their logout end this one.
+                    "--exclude-path-regex", "^/(v1|api)/(session|users)|^/v1/accounts$|/events$",
+                ])
             #expect(exitWrites == 0, "\(outputWrites.suffix(8000))")
             // Every route but the endless event stream.
-            let (exitAll, outputAll) = try await Self.schemathesis(gateway, report: reports.appendingPathComponent("all.har"), [
-                "--exclude-path", "/v1/StudentLocation/events"])
+            let (exitAll, outputAll) = try await Self.schemathesis(
+                gateway, report: reports.appendingPathComponent("all.har"),
+                [
+                    "--exclude-path", "/v1/StudentLocation/events",
+                ])
             #expect(exitAll == 0, "\(outputAll.suffix(8000))")
 
             let writes = try Self.requests(in: reports.appendingPathComponent("writes.har"))
@@ -78,9 +87,10 @@ import TestSupport
             let requests = writes + all
             let pinWrites = requests.filter { $0.method != "GET" && $0.url.contains("StudentLocation") }
             let authorised = pinWrites.filter { $0.status != 401 }
-            print("schemathesis: \(requests.count) requests (\(writes.count) with a session, \(all.count) without) in "
-                  + "\(ContinuousClock.now - started); \(authorised.count) of \(pinWrites.count) pin writes authorised, "
-                  + "\(pinWrites.filter { (200..<300).contains($0.status) }.count) done")
+            print(
+                "schemathesis: \(requests.count) requests (\(writes.count) with a session, \(all.count) without) in "
+                    + "\(ContinuousClock.now - started); \(authorised.count) of \(pinWrites.count) pin writes authorised, "
+                    + "\(pinWrites.filter { (200..<300).contains($0.status) }.count) done")
             #expect(requests.count >= 5000)
             #expect(authorised.count * 3 >= pinWrites.count)
             #expect(!requests.contains { $0.status >= 500 })
@@ -106,15 +116,17 @@ import TestSupport
     static func schemathesis(_ gateway: ServiceProcess, report: URL, _ arguments: [String]) async throws -> (Int32, String) {
         let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let base = "http://127.0.0.1:\(gateway.port)"
-        return try await run([
-            "SCHEMATHESIS_HOOKS=" + here.appendingPathComponent("schemathesis_hooks.py").path,
-            "python3", "-m", "schemathesis.cli", "--config-file", here.appendingPathComponent("schemathesis.toml").path,
-            "run", base + "/openapi.yaml", "--url", base, "--checks", "all",
-            "--max-examples", "90", "--seed", "20261122", "--generation-database", "none", "--request-timeout", "10",
-            // PostgreSQL text cannot hold NUL; such input is refused with a 400, which is right but
-            // would read as "valid input rejected" to the fuzzer.
-            "--generation-allow-x00", "false",
-            "--report", "har", "--report-har-path", report.path, "--no-color"] + arguments, timeout: .seconds(300))
+        return try await run(
+            [
+                "SCHEMATHESIS_HOOKS=" + here.appendingPathComponent("schemathesis_hooks.py").path,
+                "python3", "-m", "schemathesis.cli", "--config-file", here.appendingPathComponent("schemathesis.toml").path,
+                "run", base + "/openapi.yaml", "--url", base, "--checks", "all",
+                "--max-examples", "90", "--seed", "20261122", "--generation-database", "none", "--request-timeout", "10",
+                // PostgreSQL text cannot hold NUL; such input is refused with a 400, which is right but
+                // would read as "valid input rejected" to the fuzzer.
+                "--generation-allow-x00", "false",
+                "--report", "har", "--report-har-path", report.path, "--no-color",
+            ] + arguments, timeout: .seconds(300))
     }
 
     /// The method, URL and answer status of every request in a HAR file.
@@ -123,8 +135,10 @@ import TestSupport
         let entries = (document?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
         return entries.map { entry in
             let request = entry["request"] as? [String: Any]
-            return (request?["method"] as? String ?? "", request?["url"] as? String ?? "",
-                    (entry["response"] as? [String: Any])?["status"] as? Int ?? 0)
+            return (
+                request?["method"] as? String ?? "", request?["url"] as? String ?? "",
+                (entry["response"] as? [String: Any])?["status"] as? Int ?? 0
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `/metrics` as an operator reads it from the real binaries: what was asked, how long it took, what was
 /// refused and why, the connections, the database and the calls between services, and where the log stands.
@@ -21,11 +21,18 @@ import TestSupport
             let pin = #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#
             // First, while this process's URL session holds no session cookie yet.
             #expect(try await gateway.request("POST", "/v1/StudentLocation", body: pin, token: false).0 == 401)
-            let signUp = try await gateway.request("POST", "/v1/accounts", body: #"{"email":"ops@example.com","password":"correct horse","firstName":"Op","lastName":"Erator"}"#, token: false)
+            let signUp = try await gateway.request(
+                "POST", "/v1/accounts", body: #"{"email":"ops@example.com","password":"correct horse","firstName":"Op","lastName":"Erator"}"#,
+                token: false)
             #expect(signUp.0 == 201, "\(signUp)")
-            let login = try await gateway.request("POST", "/v1/session", body: #"{"udacity":{"username":"ops@example.com","password":"correct horse"}}"#, token: false)
-            let session = try #require(((try JSONSerialization.jsonObject(with: Data(login.1.utf8.dropFirst(5))) as? [String: Any])?["session"] as? [String: Any])?["id"] as? String)
-            #expect(try await gateway.request("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"], token: false).0 == 200)
+            let login = try await gateway.request(
+                "POST", "/v1/session", body: #"{"udacity":{"username":"ops@example.com","password":"correct horse"}}"#, token: false)
+            let session = try #require(
+                ((try JSONSerialization.jsonObject(with: Data(login.1.utf8.dropFirst(5))) as? [String: Any])?["session"] as? [String: Any])?["id"]
+                    as? String)
+            #expect(
+                try await gateway.request("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"], token: false).0
+                    == 200)
             #expect(try await gateway.get("/v1/StudentLocation", token: false).0 == 200)
 
             let (status, text) = try await gateway.get("/metrics", token: false)

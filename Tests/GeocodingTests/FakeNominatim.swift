@@ -41,7 +41,8 @@ enum FakeNominatim {
         router.get("echo/search") { request, _ in
             await recorder.record(rawQuery: request.uri.query ?? "", userAgent: request.headers[.userAgent])
             let query = request.uri.queryParameters.get("q") ?? ""
-            return json("""
+            return json(
+                """
                 [{"lat":"0","lon":"0","name":"\(query)","display_name":"\(query)","address":{"country_code":"xx"}}]
                 """)
         }
@@ -54,12 +55,14 @@ enum FakeNominatim {
         }
         router.get("trickle/search") { _, _ in
             // The head at once, then the body stalls.
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init { writer in
-                try await writer.write(ByteBuffer(string: "["))
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
-                try await writer.write(ByteBuffer(string: "]"))
-                try await writer.finish(nil)
-            })
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init { writer in
+                    try await writer.write(ByteBuffer(string: "["))
+                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
+                    try await writer.write(ByteBuffer(string: "]"))
+                    try await writer.finish(nil)
+                })
         }
         return router
     }
@@ -75,8 +78,10 @@ enum FakeNominatim {
     }()
 
     /// Runs `body` with the base URL of a fake server on a free loopback port, then stops the server.
-    static func withServer<T: Sendable>(recorder: Recorder = Recorder(),
-                                        _ body: @escaping @Sendable (String) async throws -> T) async throws -> T {
+    static func withServer<T: Sendable>(
+        recorder: Recorder = Recorder(),
+        _ body: @escaping @Sendable (String) async throws -> T
+    ) async throws -> T {
         let app = Application(
             router: router(recorder: recorder),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),

@@ -1,5 +1,6 @@
-@testable import Geocoding
 import Testing
+
+@testable import Geocoding
 
 /// The gazetteer reads its own text format and refuses lines it does not understand.
 @Suite struct GazetteerFormatTests {

@@ -17,10 +17,12 @@ import Testing
         }
         #expect(results.count == 2)
         let city = try #require(results.first)
-        #expect(city == GeocodeCandidate(
-            name: "Mountain View", region: "California", country: "United States", countryCode: "US",
-            latitude: 37.3893889, longitude: -122.0832101,
-            displayName: "Mountain View, Santa Clara County, California, United States"))
+        #expect(
+            city
+                == GeocodeCandidate(
+                    name: "Mountain View", region: "California", country: "United States", countryCode: "US",
+                    latitude: 37.3893889, longitude: -122.0832101,
+                    displayName: "Mountain View, Santa Clara County, California, United States"))
         // An unnamed result takes its locality's name.
         #expect(results.last?.name == "Mountain View")
         #expect(results.last?.latitude == 37.4220)

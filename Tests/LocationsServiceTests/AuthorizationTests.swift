@@ -1,22 +1,26 @@
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Only the gateway may call the service, writes name their actor, and only owners change pins.
 @Suite struct AuthorizationTests {
     @Test func everyRouteNeedsTheInternalToken() async throws {
         try await withLiveService { client, _ in
-            for (method, path) in [(HTTPRequest.Method.get, "/v1/StudentLocation"), (.get, "/v1/StudentLocation/abc"),
-                                   (.post, "/v1/StudentLocation"), (.put, "/v1/StudentLocation/abc"), (.delete, "/v1/StudentLocation/abc")] {
+            for (method, path) in [
+                (HTTPRequest.Method.get, "/v1/StudentLocation"), (.get, "/v1/StudentLocation/abc"),
+                (.post, "/v1/StudentLocation"), (.put, "/v1/StudentLocation/abc"), (.delete, "/v1/StudentLocation/abc"),
+            ] {
                 let reply = try await client.send(method, path, as: TestActors.jarrod, body: "{}", token: false)
                 #expect(reply.status == .unauthorized, "\(method) \(path)")
                 #expect(reply.json["code"] as? Int == 209)
             }
-            let wrong = try await client.send(.get, "/v1/StudentLocation",
-                                              headers: [HTTPField(name: .authorization, value: "Bearer not-the-token")], token: false)
+            let wrong = try await client.send(
+                .get, "/v1/StudentLocation",
+                headers: [HTTPField(name: .authorization, value: "Bearer not-the-token")], token: false)
             #expect(wrong.status == .unauthorized)
         }
     }
@@ -26,8 +30,9 @@ import TestSupport
             let body = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.5,"longitude":13.4}"#
             let missing = try await client.send(.post, "/v1/StudentLocation", body: body)
             #expect(missing.status == .unauthorized)
-            let garbled = try await client.send(.post, "/v1/StudentLocation", body: body,
-                                                headers: [HTTPField(name: HTTPField.Name(InternalHeaders.actor)!, value: "%%%")])
+            let garbled = try await client.send(
+                .post, "/v1/StudentLocation", body: body,
+                headers: [HTTPField(name: HTTPField.Name(InternalHeaders.actor)!, value: "%%%")])
             #expect(garbled.status == .unauthorized)
             #expect(try await eventCount(database) == 0)
         }

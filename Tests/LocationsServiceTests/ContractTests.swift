@@ -1,9 +1,10 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// The StudentLocation routes answer byte for byte in the shapes existing clients decode.
@@ -12,9 +13,11 @@ import TestSupport
 
     @Test func postAnswersWithCreatedAtObjectIdAndTheMisspelledCreateAt() async throws {
         try await withLiveService { client, _ in
-            let reply = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod, body: """
-                {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Mountain View, CA","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}
-                """)
+            let reply = try await client.send(
+                .post, "/v1/StudentLocation", as: TestActors.jarrod,
+                body: """
+                    {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Mountain View, CA","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}
+                    """)
             #expect(reply.status == .ok)
             #expect(reply.headers[.contentType] == "application/json")
             let pattern = try Regex(#"^\{"createdAt":"(\#(Self.timestamp))","objectId":"([A-Za-z0-9]{10})","createAt":"(\#(Self.timestamp))"\}$"#)
@@ -25,16 +28,19 @@ import TestSupport
 
     @Test func listItemsCarryAllTenFieldsInContractOrderWithIdentityFromTheActor() async throws {
         try await withLiveService { client, _ in
-            let post = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod, body: """
-                {"uniqueKey":"random-client-key","firstName":"Someone","lastName":"Else","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"","objectID":"","extra":{"nested":[1,2]}}
-                """)
+            let post = try await client.send(
+                .post, "/v1/StudentLocation", as: TestActors.jarrod,
+                body: """
+                    {"uniqueKey":"random-client-key","firstName":"Someone","lastName":"Else","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"","objectID":"","extra":{"nested":[1,2]}}
+                    """)
             let objectId = try #require(post.json["objectId"] as? String)
             let createdAt = try #require(post.json["createdAt"] as? String)
             let reply = try await client.send(.get, "/v1/StudentLocation")
             #expect(reply.status == .ok)
-            #expect(reply.body == """
-                {"results":[{"objectId":"\(objectId)","uniqueKey":"3903878747","firstName":"Jarrod","lastName":"Parkes","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"\(createdAt)","updatedAt":"\(createdAt)"}]}
-                """)
+            #expect(
+                reply.body == """
+                    {"results":[{"objectId":"\(objectId)","uniqueKey":"3903878747","firstName":"Jarrod","lastName":"Parkes","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"\(createdAt)","updatedAt":"\(createdAt)"}]}
+                    """)
         }
     }
 
@@ -44,20 +50,27 @@ import TestSupport
             let reply = try await client.send(.get, "/v1/StudentLocation/\(id)")
             #expect(reply.status == .ok)
             #expect(reply.headers[.eTag] == "\"1\"")
-            #expect(reply.body.hasPrefix(#"{"objectId":"\#(id)","uniqueKey":"5550001111","firstName":"Amara","lastName":"Nwosu","mapString":"Lagos, Nigeria","mediaURL":"https://udacity.com","latitude":6.45407,"longitude":3.39467,"createdAt":""#))
+            #expect(
+                reply.body.hasPrefix(
+                    #"{"objectId":"\#(id)","uniqueKey":"5550001111","firstName":"Amara","lastName":"Nwosu","mapString":"Lagos, Nigeria","mediaURL":"https://udacity.com","latitude":6.45407,"longitude":3.39467,"createdAt":""#
+                ))
         }
     }
 
     @Test func putAnswersUpdatedAtPlusObjectIdAndCreateAt() async throws {
         try await withLiveService { client, _ in
-            let post = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod, body: """
-                {"mapString":"Huntsville, Alabama","mediaURL":"https://udacity.com","latitude":34.73,"longitude":-86.58}
-                """)
+            let post = try await client.send(
+                .post, "/v1/StudentLocation", as: TestActors.jarrod,
+                body: """
+                    {"mapString":"Huntsville, Alabama","mediaURL":"https://udacity.com","latitude":34.73,"longitude":-86.58}
+                    """)
             let id = try #require(post.json["objectId"] as? String)
             let createdAt = try #require(post.json["createdAt"] as? String)
-            let reply = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod, body: """
-                {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Patiala, Punjab","mediaURL":"https://udacity.com/course","latitude":30.3398,"longitude":76.3869}
-                """)
+            let reply = try await client.send(
+                .put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
+                body: """
+                    {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Patiala, Punjab","mediaURL":"https://udacity.com/course","latitude":30.3398,"longitude":76.3869}
+                    """)
             #expect(reply.status == .ok)
             let pattern = try Regex(#"^\{"updatedAt":"\#(Self.timestamp)","objectId":"\#(id)","createAt":"\#(createdAt)"\}$"#)
             #expect(reply.body.wholeMatch(of: pattern) != nil, "\(reply.body)")
@@ -84,8 +97,9 @@ import TestSupport
     @Test func unknownObjectIdIs404WithParseCode101() async throws {
         try await withLiveService { client, _ in
             for method in [HTTPRequest.Method.get, .put, .delete] {
-                let reply = try await client.send(method, "/v1/StudentLocation/NoSuchPin1", as: TestActors.jarrod,
-                                                  body: method == .put ? #"{"mapString":"x"}"# : nil)
+                let reply = try await client.send(
+                    method, "/v1/StudentLocation/NoSuchPin1", as: TestActors.jarrod,
+                    body: method == .put ? #"{"mapString":"x"}"# : nil)
                 #expect(reply.status == .notFound)
                 #expect(reply.body == #"{"code":101,"error":"Object not found."}"#)
             }
@@ -104,7 +118,8 @@ import TestSupport
             #expect(try await client.list("?limit=2&skip=1&order=-updatedAt").map { $0["objectId"] as! String } == Array(newestFirst[1...2]))
             #expect(try await client.list("?order=updatedAt").map { $0["objectId"] as! String } == ids)
             #expect(try await client.list("?order=-updateAt&limit=100").map { $0["objectId"] as! String } == newestFirst)
-            #expect(try await client.list("?order=-bogus,mapString").map { $0["mapString"] as! String }
+            #expect(
+                try await client.list("?order=-bogus,mapString").map { $0["mapString"] as! String }
                     == (0..<5).map { "Place \($0)" })
             #expect(try await client.list("?limit=0").isEmpty)
         }
@@ -114,10 +129,12 @@ import TestSupport
         try await withLiveService { client, _ in
             let mine = try await client.post(as: TestActors.jarrod)
             _ = try await client.post(as: TestActors.amara)
-            for query in ["?uniqueKey=3903878747",
-                          "?where=%7B%22uniqueKey%22%3A%223903878747%22%7D",
-                          "?where=%7B%20%22uniqueKey%22%20%3A%20%223903878747%22%20%7D",
-                          "?where=%7B%22uniqueKey%22:+%223903878747%22%7D"] {
+            for query in [
+                "?uniqueKey=3903878747",
+                "?where=%7B%22uniqueKey%22%3A%223903878747%22%7D",
+                "?where=%7B%20%22uniqueKey%22%20%3A%20%223903878747%22%20%7D",
+                "?where=%7B%22uniqueKey%22:+%223903878747%22%7D",
+            ] {
                 let results = try await client.list(query)
                 #expect(results.map { $0["objectId"] as! String } == [mine], "\(query)")
             }

@@ -1,8 +1,9 @@
 import OnTheMapShared
 import PostgresNIO
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Posts that arrive together are committed together, and each is still answered as if alone.
@@ -22,9 +23,11 @@ import TestSupport
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(Set(answers).count == 64)
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 SELECT count(*), count(DISTINCT transaction_id), (SELECT count(*) FROM locations.pins) FROM locations.events
-                """, logger: TestDatabase.logger).collect()
+                """, logger: TestDatabase.logger
+            ).collect()
             let (events, transactions, pins) = try rows[0].decode((Int, Int, Int).self)
             #expect(events == 64)
             #expect(pins == 64)

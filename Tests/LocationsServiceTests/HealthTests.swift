@@ -1,7 +1,8 @@
 import HTTPTypes
 import HummingbirdTesting
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 @Suite struct HealthTests {

@@ -1,7 +1,8 @@
 import HTTPTypes
 import HummingbirdTesting
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// The default list is served from memory with an ETag, and a write is visible to the next read.
@@ -22,7 +23,8 @@ import TestSupport
         try await withLiveService { client, _ in
             let before = try await client.send(.get, "/v1/StudentLocation")
             let id = try await client.post(as: TestActors.amara)
-            let after = try await client.send(.get, "/v1/StudentLocation", headers: [HTTPField(name: .ifNoneMatch, value: before.headers[.eTag] ?? "")])
+            let after = try await client.send(
+                .get, "/v1/StudentLocation", headers: [HTTPField(name: .ifNoneMatch, value: before.headers[.eTag] ?? "")])
             #expect(after.status == .ok)
             #expect(after.headers[.eTag] != before.headers[.eTag])
             #expect(after.body.contains(id))

@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Hostile input at the service's edge: every query value, path segment and body field is bounded and
@@ -18,8 +19,10 @@ import TestSupport
         expectParseRefusal(reply.status, reply.headers, reply.body, status, code: code, what)
     }
 
-    static func expectParseRefusal(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: String,
-                                   _ expected: HTTPResponse.Status, code: Int, _ what: String) {
+    static func expectParseRefusal(
+        _ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: String,
+        _ expected: HTTPResponse.Status, code: Int, _ what: String
+    ) {
         let json = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
         #expect(status == expected, "\(what): \(status) \(body)")
         #expect(headers[.contentType] == "application/json", "\(what)")
@@ -52,9 +55,11 @@ import TestSupport
         let deep = String(repeating: "[", count: 2000) + String(repeating: "]", count: 2000)
         try await withLiveService { client, _ in
             _ = try await client.post(as: TestActors.jarrod)
-            for query in ["limit=99999999999999999999", "skip=99999999999999999999", "limit=1e400", "skip=-0x10",
-                          "where=" + deep, "where=%7B%22uniqueKey%22%3A" + deep + "%7D", "where=%7B%22uniqueKey%22%3A%7B%22%24ne%22%3A%22%22%7D%7D",
-                          "where=%FF%FE", "uniqueKey=%00"] {
+            for query in [
+                "limit=99999999999999999999", "skip=99999999999999999999", "limit=1e400", "skip=-0x10",
+                "where=" + deep, "where=%7B%22uniqueKey%22%3A" + deep + "%7D", "where=%7B%22uniqueKey%22%3A%7B%22%24ne%22%3A%22%22%7D%7D",
+                "where=%FF%FE", "uniqueKey=%00",
+            ] {
                 let reply = try await client.send(.get, "/v1/StudentLocation?" + query)
                 Self.expectParseRefusal(reply, .badRequest, code: 102, String(query.prefix(40)))
             }
@@ -99,8 +104,10 @@ import TestSupport
             let id = try await client.post(as: TestActors.jarrod)
             let before = try await client.send(.get, "/v1/StudentLocation/\(id)").body
             for (method, path) in [(HTTPRequest.Method.post, "/v1/StudentLocation"), (.put, "/v1/StudentLocation/\(id)")] {
-                let (status, headers, body) = try await client.execute(uri: path, method: method, headers: TestActors.headers(as: TestActors.jarrod),
-                                                                       body: ByteBuffer(bytes: bytes)) { response in
+                let (status, headers, body) = try await client.execute(
+                    uri: path, method: method, headers: TestActors.headers(as: TestActors.jarrod),
+                    body: ByteBuffer(bytes: bytes)
+                ) { response in
                     (response.status, response.headers, String(buffer: response.body))
                 }
                 Self.expectParseRefusal(status, headers, body, .badRequest, code: code, "\(method) \(name)")
@@ -113,11 +120,14 @@ import TestSupport
     @Test func idsThatCannotNameAPinAre404AndWriteNothing() async throws {
         try await withLiveService { client, database in
             let id = try await client.post(as: TestActors.jarrod)
-            for bad in [String(repeating: "a", count: 300), String(id.dropLast()), id + "1", String(id.dropLast()) + "-",
-                        "%41" + String(id.dropFirst()), "..%2f" + id, "%2e%2e"] {
+            for bad in [
+                String(repeating: "a", count: 300), String(id.dropLast()), id + "1", String(id.dropLast()) + "-",
+                "%41" + String(id.dropFirst()), "..%2f" + id, "%2e%2e",
+            ] {
                 for method in [HTTPRequest.Method.get, .put, .delete] {
-                    let reply = try await client.send(method, "/v1/StudentLocation/\(bad)", as: TestActors.jarrod,
-                                                      body: method == .put ? Self.pin : nil)
+                    let reply = try await client.send(
+                        method, "/v1/StudentLocation/\(bad)", as: TestActors.jarrod,
+                        body: method == .put ? Self.pin : nil)
                     #expect(reply.status == .notFound, "\(method) \(bad.prefix(20))")
                     #expect(reply.body == #"{"code":101,"error":"Object not found."}"#, "\(method) \(bad.prefix(20))")
                 }
@@ -195,9 +205,13 @@ import TestSupport
         try await withLiveService { client, _ in
             let posted = try await client.send(.post, "/v1/StudentLocation", as: actor, body: body)
             let id = try #require(posted.json["objectId"] as? String, "\(posted.body)")
-            let escaped = [#""firstName":"<img src=x onerror=alert(1)>""#, #""lastName":"O'Brien\"); DROP TABLE x;--\\""#,
-                           #""mapString":"</script><script>alert(\"pwned\")</script>""#, #""mediaURL":"https://x.com/?q=<script>""#]
-            for uri in ["/v1/StudentLocation/\(id)", "/v1/StudentLocation", "/v1/StudentLocation?limit=5", "/v1/StudentLocation/changes?after=0-0&wait=20"] {
+            let escaped = [
+                #""firstName":"<img src=x onerror=alert(1)>""#, #""lastName":"O'Brien\"); DROP TABLE x;--\\""#,
+                #""mapString":"</script><script>alert(\"pwned\")</script>""#, #""mediaURL":"https://x.com/?q=<script>""#,
+            ]
+            for uri in [
+                "/v1/StudentLocation/\(id)", "/v1/StudentLocation", "/v1/StudentLocation?limit=5", "/v1/StudentLocation/changes?after=0-0&wait=20",
+            ] {
                 let reply = try await client.send(.get, uri)
                 #expect(reply.status == .ok, "\(uri)")
                 #expect(reply.headers[.contentType] == "application/json", "\(uri)")

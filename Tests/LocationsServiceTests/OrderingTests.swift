@@ -1,10 +1,11 @@
-import ServiceKit
 import Foundation
 import OnTheMapShared
 import PostgresNIO
+import ServiceKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// A follower of the log must never skip an event whose transaction took its position early but
@@ -87,11 +88,13 @@ import TestSupport
 
     static func insertEvent(_ objectId: ObjectID, on connection: PostgresConnection) async throws {
         let now = Timestamp.now()
-        let location = StudentLocation(objectId: objectId, uniqueKey: "k", firstName: "F", lastName: "L",
-                                       mapString: "Berlin", mediaURL: "https://udacity.com", latitude: 52.5, longitude: 13.4,
-                                       createdAt: now, updatedAt: now)
+        let location = StudentLocation(
+            objectId: objectId, uniqueKey: "k", firstName: "F", lastName: "L",
+            mapString: "Berlin", mediaURL: "https://udacity.com", latitude: 52.5, longitude: 13.4,
+            createdAt: now, updatedAt: now)
         let data = String(decoding: location.jsonBytes, as: UTF8.self)
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO locations.events (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key)
             VALUES (\(StreamName(objectId).rawValue), 1, 'LocationPosted', 1, \(data)::jsonb, '{}'::jsonb, 'k')
             """, logger: TestDatabase.logger)

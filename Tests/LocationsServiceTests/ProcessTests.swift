@@ -1,7 +1,8 @@
 import Foundation
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Whole service processes: replicas sharing one database, shutdown by signal, a database outage.
@@ -93,8 +94,10 @@ import TestSupport
         #expect(ready.status == 0 && ready.output == "locations-service on 127.0.0.1:\(service.port) is ready\n", "\(ready)")
 
         await proxy.cut()
-        for (method, path, body) in [("GET", "/v1/StudentLocation?limit=5", nil), ("POST", "/v1/StudentLocation", Self.body),
-                                     ("GET", "/v1/StudentLocation", nil)] {
+        for (method, path, body) in [
+            ("GET", "/v1/StudentLocation?limit=5", nil), ("POST", "/v1/StudentLocation", Self.body),
+            ("GET", "/v1/StudentLocation", nil),
+        ] {
             let started = ContinuousClock.now
             let (status, answer) = try await service.request(method, path, body: body, headers: Self.actorHeader)
             let took = ContinuousClock.now - started
@@ -136,4 +139,3 @@ import TestSupport
         #expect(answer.output == "locations-service on 127.0.0.1:\(port) is not ready: cannot connect: Connection refused\n")
     }
 }
-

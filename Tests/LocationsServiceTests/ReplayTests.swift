@@ -1,10 +1,11 @@
-import ServiceKit
 import Foundation
 import OnTheMapShared
 import PostgresNIO
+import ServiceKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Replay rebuilds exactly the read model the live writes produced, even while writes go on.
@@ -22,16 +23,19 @@ import TestSupport
         let roll = random.next() % 10
         if pins.isEmpty || roll < 3 {
             let owner = owners[Int(random.next() % UInt64(owners.count))]
-            let answer = try await commands.post(LocationInput(
-                mapString: "Place \(random.next() % 1000)", mediaURL: "example.com/\(random.next() % 100)",
-                latitude: Double(Int(random.next() % 18000)) / 100 - 90, longitude: Double(Int(random.next() % 36000)) / 100 - 180),
+            let answer = try await commands.post(
+                LocationInput(
+                    mapString: "Place \(random.next() % 1000)", mediaURL: "example.com/\(random.next() % 100)",
+                    latitude: Double(Int(random.next() % 18000)) / 100 - 90, longitude: Double(Int(random.next() % 36000)) / 100 - 180),
                 context: .init(actor: owner))
             pins[answer.objectId] = owner
         } else {
             let (objectId, owner) = pins.randomElement(using: &random)!
             if roll < 9 {
-                _ = try await commands.update(objectId, with: LocationInput(
-                    mapString: "Moved \(random.next() % 1000)", latitude: Double(Int(random.next() % 18000)) / 100 - 90),
+                _ = try await commands.update(
+                    objectId,
+                    with: LocationInput(
+                        mapString: "Moved \(random.next() % 1000)", latitude: Double(Int(random.next() % 18000)) / 100 - 90),
                     ifMatch: nil, context: .init(actor: owner))
             } else {
                 try await commands.delete(objectId, ifMatch: nil, context: .init(actor: owner))
@@ -41,7 +45,8 @@ import TestSupport
     }
 
     static func liveRows(_ client: PostgresClient) async throws -> [String] {
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             SELECT row_to_json(p)::text FROM locations.pins p ORDER BY object_id
             """, logger: TestDatabase.logger)
         return try await rows.collect().map { try $0.decode(String.self) }
@@ -136,11 +141,14 @@ import TestSupport
         let database = try await TestDatabase.create()
         try await database.withClient { client in
             let commands = Self.commands(client)
-            let kept = try await commands.post(LocationInput(mapString: "Berlin", mediaURL: "https://a.example", latitude: 52.5, longitude: 13.4),
-                                               context: .init(actor: Self.owners[0]))
-            let tampered = try await commands.post(LocationInput(mapString: "Lagos", mediaURL: "https://b.example", latitude: 6.4, longitude: 3.4),
-                                                   context: .init(actor: Self.owners[1]))
-            try await client.query("""
+            let kept = try await commands.post(
+                LocationInput(mapString: "Berlin", mediaURL: "https://a.example", latitude: 52.5, longitude: 13.4),
+                context: .init(actor: Self.owners[0]))
+            let tampered = try await commands.post(
+                LocationInput(mapString: "Lagos", mediaURL: "https://b.example", latitude: 6.4, longitude: 3.4),
+                context: .init(actor: Self.owners[1]))
+            try await client.query(
+                """
                 UPDATE locations.pins SET map_string = 'Tampered' WHERE object_id = \(tampered.objectId.rawValue)
                 """, logger: TestDatabase.logger)
             let verified = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: true, progress: Self.quietProgress)

@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Clients that hold connections without using them, as an attacker would, against the real server on a

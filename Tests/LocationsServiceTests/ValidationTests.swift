@@ -1,9 +1,10 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Every bad input gets a clear Parse-style error with the right status, and nothing is written.

@@ -1,8 +1,9 @@
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
 @testable import LocationsService
 
 /// Retries append nothing twice, and stale writes are refused rather than silently lost.
@@ -52,8 +53,9 @@ import TestSupport
         try await withLiveService { client, database in
             let key = HTTPField(name: HTTPField.Name(InternalHeaders.idempotencyKey)!, value: "k1")
             _ = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod, body: Self.body, headers: [key])
-            let other = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod,
-                                              body: Self.body.replacingOccurrences(of: "Berlin", with: "Munich"), headers: [key])
+            let other = try await client.send(
+                .post, "/v1/StudentLocation", as: TestActors.jarrod,
+                body: Self.body.replacingOccurrences(of: "Berlin", with: "Munich"), headers: [key])
             #expect(other.status == .unprocessableContent)
             #expect(other.json["code"] as? Int == 142)
             #expect(try await eventCount(database) == 1)
@@ -65,15 +67,18 @@ import TestSupport
             let id = try await client.post(as: TestActors.jarrod)
             let read = try await client.send(.get, "/v1/StudentLocation/\(id)")
             let etag = try #require(read.headers[.eTag])
-            let first = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
-                                              body: #"{"mapString":"Berlin"}"#, headers: [HTTPField(name: .ifMatch, value: etag)])
+            let first = try await client.send(
+                .put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
+                body: #"{"mapString":"Berlin"}"#, headers: [HTTPField(name: .ifMatch, value: etag)])
             #expect(first.status == .ok)
-            let stale = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
-                                              body: #"{"mapString":"Munich"}"#, headers: [HTTPField(name: .ifMatch, value: etag)])
+            let stale = try await client.send(
+                .put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
+                body: #"{"mapString":"Munich"}"#, headers: [HTTPField(name: .ifMatch, value: etag)])
             #expect(stale.status == .preconditionFailed)
             #expect(stale.json["code"] as? Int == 142)
-            let staleDelete = try await client.send(.delete, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
-                                                    headers: [HTTPField(name: .ifMatch, value: etag)])
+            let staleDelete = try await client.send(
+                .delete, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
+                headers: [HTTPField(name: .ifMatch, value: etag)])
             #expect(staleDelete.status == .preconditionFailed)
             let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
             #expect(pin.json["mapString"] as? String == "Berlin")
@@ -88,8 +93,9 @@ import TestSupport
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<10 {
                     group.addTask {
-                        let reply = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
-                                                          body: #"{"mapString":"Place \#(index)"}"#)
+                        let reply = try await client.send(
+                            .put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod,
+                            body: #"{"mapString":"Place \#(index)"}"#)
                         #expect(reply.status == .ok, "\(reply.body)")
                     }
                 }

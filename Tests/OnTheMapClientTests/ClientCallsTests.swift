@@ -1,8 +1,8 @@
 import Foundation
 import OnTheMapClient
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
 
 /// The calls, against the real gateway: what a program built on the library sees.
 @Suite(.serialized) struct ClientCallsTests {

@@ -1,8 +1,8 @@
 import Foundation
 import OnTheMapClient
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
 
 /// The `onthemap` binary against the real system, as a student at a terminal or a script in a pipe uses it.
 @Suite(.serialized) struct CommandLineTests {
@@ -11,8 +11,11 @@ import TestSupport
     @Test func theWholeStudentFlow() async throws {
         try await ClientSystem.with { system in
             let cli = CLI(gateway: system.url)
-            let signUp = try await cli.run(["signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace",
-                                            "--password-stdin"], input: Self.password + "\n")
+            let signUp = try await cli.run(
+                [
+                    "signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace",
+                    "--password-stdin",
+                ], input: Self.password + "\n")
             #expect(signUp.status == 0, "\(signUp)")
             let login = try await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n")
             #expect(login.status == 0, "\(login)")
@@ -50,7 +53,9 @@ import TestSupport
             #expect(delete.status == 0 && delete.output == "deleted \(id)\n", "\(delete)")
             let logout = try await cli.run(["logout"])
             #expect(logout.status == 0, "\(logout)")
-            #expect(!FileManager.default.fileExists(atPath: cli.configFolder.appendingPathComponent("session-http___127.0.0.1_\(system.gateway.port).json").path))
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: cli.configFolder.appendingPathComponent("session-http___127.0.0.1_\(system.gateway.port).json").path))
             let after = try await cli.run(["whoami"])
             #expect(after.status == 5)
             #expect(after.errors == "not logged in to \(system.url); log in with: onthemap login\n")
@@ -83,7 +88,8 @@ import TestSupport
             _ = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
             let cli = CLI(gateway: system.url)
             #expect(try await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n").status == 0)
-            #expect(try await cli.run(["login", "grace@example.com", "--password-stdin", "--gateway", otherURL], input: Self.password + "\n").status == 0)
+            #expect(
+                try await cli.run(["login", "grace@example.com", "--password-stdin", "--gateway", otherURL], input: Self.password + "\n").status == 0)
 
             #expect(try await cli.run(["whoami"]).output.hasPrefix("Ada Lovelace"))
             #expect(try await cli.run(["whoami", "--gateway", otherURL]).output.hasPrefix("Grace Hopper"))
@@ -122,8 +128,9 @@ import TestSupport
         try await ClientSystem.with { system in
             _ = try await system.student("ada@example.com")
             let cli = CLI(gateway: system.url)
-            let result = try await PseudoTerminal.run(["login", "ada@example.com"], environment: cli.environment,
-                                                      dialogue: [("Password: ", Self.password + "\n")])
+            let result = try await PseudoTerminal.run(
+                ["login", "ada@example.com"], environment: cli.environment,
+                dialogue: [("Password: ", Self.password + "\n")])
             #expect(result.status == 0, "\(result.output)")
             #expect(result.output.contains("Password: "))
             #expect(result.output.contains("logged in as Ada Lovelace"))
@@ -134,21 +141,25 @@ import TestSupport
     @Test func atATerminalSignupAsksForEverythingAndPostAsksWhichPlaceAndWhetherToMoveThePin() async throws {
         try await ClientSystem.with { system in
             let cli = CLI(gateway: system.url)
-            let signUp = try await PseudoTerminal.run(["signup"], environment: cli.environment, dialogue: [
-                ("First name: ", "Ada\n"), ("Last name: ", "Lovelace\n"), ("Email: ", "ada@example.com\n"),
-                ("Password (8+ characters): ", Self.password + "\n"), ("Password again: ", Self.password + "\n"),
-            ])
+            let signUp = try await PseudoTerminal.run(
+                ["signup"], environment: cli.environment,
+                dialogue: [
+                    ("First name: ", "Ada\n"), ("Last name: ", "Lovelace\n"), ("Email: ", "ada@example.com\n"),
+                    ("Password (8+ characters): ", Self.password + "\n"), ("Password again: ", Self.password + "\n"),
+                ])
             #expect(signUp.status == 0, "\(signUp.output)")
             #expect(signUp.output.contains("signed up and logged in as Ada Lovelace"))
             #expect(!signUp.output.contains(Self.password), "the password was echoed: \(signUp.output)")
 
-            let first = try await PseudoTerminal.run(["post", "--location", "Patiala, Punjab", "--link", "udacity.com"],
-                                                     environment: cli.environment, dialogue: [("Post here?", "\n")])
+            let first = try await PseudoTerminal.run(
+                ["post", "--location", "Patiala, Punjab", "--link", "udacity.com"],
+                environment: cli.environment, dialogue: [("Post here?", "\n")])
             #expect(first.status == 0, "\(first.output)")
             #expect(first.output.contains("Patiāla, Punjab, India (30.3362, 76.3922)"), "\(first.output)")
-            let declined = try await PseudoTerminal.run(["post", "--location", "Berlin, Germany", "--link", "udacity.com"],
-                                                        environment: cli.environment,
-                                                        dialogue: [("Post here?", "\n"), ("Overwrite it? [Y/n]", "n\n")])
+            let declined = try await PseudoTerminal.run(
+                ["post", "--location", "Berlin, Germany", "--link", "udacity.com"],
+                environment: cli.environment,
+                dialogue: [("Post here?", "\n"), ("Overwrite it? [Y/n]", "n\n")])
             #expect(declined.status == 10, "\(declined.output)")
             let mine = try await cli.run(["list", "--mine", "--json"])
             #expect(try JSONDecoder().decode(StudentLocationList.self, from: Data(mine.output.utf8)).results.map(\.mapString) == ["Patiala, Punjab"])
@@ -177,12 +188,13 @@ import TestSupport
 
             _ = try await watch.waitForLines(4, within: .seconds(10))
             try await Task.sleep(for: .milliseconds(300))
-            #expect(watch.lines == [
-                "+ Grace Hopper · Berlin, Germany · https://grace.example",
-                "~ Grace Hopper · Paris, France · https://grace.example",
-                "- pin \(first) of \(grace.session!.accountKey)",
-                "+ Grace Hopper · Lagos, Nigeria · https://grace.example",
-            ], "stderr: \(watch.errors)")
+            #expect(
+                watch.lines == [
+                    "+ Grace Hopper · Berlin, Germany · https://grace.example",
+                    "~ Grace Hopper · Paris, France · https://grace.example",
+                    "- pin \(first) of \(grace.session!.accountKey)",
+                    "+ Grace Hopper · Lagos, Nigeria · https://grace.example",
+                ], "stderr: \(watch.errors)")
             #expect(await watch.interrupt() == 0)
         }
     }

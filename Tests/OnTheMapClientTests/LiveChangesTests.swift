@@ -1,14 +1,17 @@
 import Foundation
-@testable import OnTheMapClient
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
+
+@testable import OnTheMapClient
 
 /// The live feed as an `AsyncSequence`: changes as they happen, and nothing lost or repeated across a
 /// gateway restart.
 @Suite(.serialized) struct LiveChangesTests {
     @Test func eventFramesAreReadFromAnyChunking() {
-        let stream = Array("retry: 3000\n: connected\n\nid: 5-1\nevent: LocationPosted\ndata: {\"a\":1}\n\n: heartbeat\n\nid: 6-2\r\nevent: LocationDeleted\r\ndata: {}\r\n\r\n".utf8)
+        let stream = Array(
+            "retry: 3000\n: connected\n\nid: 5-1\nevent: LocationPosted\ndata: {\"a\":1}\n\n: heartbeat\n\nid: 6-2\r\nevent: LocationDeleted\r\ndata: {}\r\n\r\n"
+                .utf8)
         for size in [1, 2, 7, stream.count] {
             var parser = ServerSentEventParser()
             var events: [ServerSentEvent] = []
@@ -17,8 +20,11 @@ import TestSupport
                 events += parser.consume(stream[index..<min(index + size, stream.count)])
                 index += size
             }
-            #expect(events == [ServerSentEvent(id: "5-1", event: "LocationPosted", data: "{\"a\":1}"),
-                               ServerSentEvent(id: "6-2", event: "LocationDeleted", data: "{}")], "chunks of \(size)")
+            #expect(
+                events == [
+                    ServerSentEvent(id: "5-1", event: "LocationPosted", data: "{\"a\":1}"),
+                    ServerSentEvent(id: "6-2", event: "LocationDeleted", data: "{}"),
+                ], "chunks of \(size)")
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import OnTheMapClient
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +15,11 @@ import Glibc
 
     /// A student signed up through the CLI, so its session file is the one later commands use.
     private func signedUp(_ cli: CLI) async throws {
-        let signUp = try await cli.run(["signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace",
-                                        "--password-stdin"], input: Self.password + "\n")
+        let signUp = try await cli.run(
+            [
+                "signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace",
+                "--password-stdin",
+            ], input: Self.password + "\n")
         #expect(signUp.status == 0, "\(signUp)")
     }
 
@@ -63,15 +66,19 @@ import Glibc
 
             // The gateway is held until the spinner shows (10 s at most), however long the CLI takes to start.
             kill(gateway, SIGSTOP)
-            let shown = try await PseudoTerminal.run(["whoami"], environment: cli.environment, dialogue: [],
-                                                     resuming: (gateway, "⠋ "))
+            let shown = try await PseudoTerminal.run(
+                ["whoami"], environment: cli.environment, dialogue: [],
+                resuming: (gateway, "⠋ "))
             #expect(shown.status == 0, "\(shown.output)")
             #expect(shown.output.contains("⠋ "), "no spinner while the gateway was stopped: \(shown.output)")
             #expect(shown.output.contains("\r\u{1B}[K"), "the spinner's line was not wiped: \(shown.output)")
             #expect(visible(shown.output).last?.hasPrefix("Ada Lovelace <ada@example.com>") == true, "\(shown.output)")
 
             kill(gateway, SIGSTOP)
-            let resumePipe = Task { try await Task.sleep(for: .milliseconds(1_200)); kill(gateway, SIGCONT) }
+            let resumePipe = Task {
+                try await Task.sleep(for: .milliseconds(1_200))
+                kill(gateway, SIGCONT)
+            }
             let piped = try await cli.run(["whoami"])
             try await resumePipe.value
             #expect(piped.status == 0, "\(piped)")
@@ -86,8 +93,9 @@ import Glibc
             let candidates = try await system.client().geocode("Springfield", limit: 5)
             try #require(candidates.count >= 3, "the gazetteer has several Springfields: \(candidates)")
 
-            let chosen = try await PseudoTerminal.run(["post", "--location", "Springfield", "--link", "udacity.com"],
-                                                      environment: cli.environment, dialogue: [("Post here?", "3\n")])
+            let chosen = try await PseudoTerminal.run(
+                ["post", "--location", "Springfield", "--link", "udacity.com"],
+                environment: cli.environment, dialogue: [("Post here?", "3\n")])
             #expect(chosen.status == 0, "\(chosen.output)")
             #expect(chosen.output.contains("3. \(candidates[2].name)"), "the other matches are listed: \(chosen.output)")
             #expect(chosen.output.contains("posted your pin at \(candidates[2].displayName)"), "\(chosen.output)")

@@ -1,8 +1,8 @@
 import Foundation
 import OnTheMapClient
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
 
 /// Each of the library's errors, produced by a real answer of the real gateway (or by no answer at all).
 @Suite(.serialized) struct TypedErrorTests {

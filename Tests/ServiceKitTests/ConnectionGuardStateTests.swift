@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ServiceKit
 
 /// When a connection has to go, decided without a socket: each tick stands for one second here.
@@ -13,8 +14,11 @@ import Testing
     }
 
     /// Ticks until an action other than `.none`, at most `limit`; the tick it came on, and the action.
-    static func run(_ state: inout ConnectionGuardState, ticks limit: Int, each: (inout ConnectionGuardState) -> Void = { _ in })
-        -> (tick: Int, action: ConnectionGuardState.Action)? {
+    static func run(
+        _ state: inout ConnectionGuardState, ticks limit: Int, each: (inout ConnectionGuardState) -> Void = { _ in }
+    )
+        -> (tick: Int, action: ConnectionGuardState.Action)?
+    {
         for tick in 1...limit {
             each(&state)
             let action = state.tick()

@@ -1,7 +1,7 @@
 import PostgresNIO
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// `Database.write` reports a change as written only once its transaction has committed.
 @Suite struct DatabaseWriteTests {

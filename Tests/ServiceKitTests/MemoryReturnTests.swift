@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ServiceKit
 
 /// When a service gives freed memory back: after a fall of open connections from their peak large enough

@@ -6,6 +6,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Prometheus
 import Testing
+
 @testable import ServiceKit
 
 /// Requests whose answer is in memory are answered on the event loop, and so are the requests with a
@@ -33,15 +34,17 @@ import Testing
             serverName: "test-server", counters: RequestCounters(registry: registry), logger: Logger(label: "test"),
             prepared: { request in
                 if request.method == .POST, request.path == "/echo" {
-                    return .deferred(PreparedDeferral(bodyLimit: 8) { body, loop in
-                        guard let body else {
-                            return loop.makeSucceededFuture(PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))
-                        }
-                        let promise = loop.makePromise(of: PreparedResponse.self)
-                        echoes.bodies.append(String(buffer: body))
-                        echoes.promises.append(promise)
-                        return promise.futureResult
-                    })
+                    return .deferred(
+                        PreparedDeferral(bodyLimit: 8) { body, loop in
+                            guard let body else {
+                                return loop.makeSucceededFuture(
+                                    PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))
+                            }
+                            let promise = loop.makePromise(of: PreparedResponse.self)
+                            echoes.bodies.append(String(buffer: body))
+                            echoes.promises.append(promise)
+                            return promise.futureResult
+                        })
                 }
                 guard request.method == .GET, request.path == "/list" else { return nil }
                 return .answer(Self.list.answer(ifNoneMatch: request.header(.ifNoneMatch)))
@@ -51,8 +54,10 @@ import Testing
         return channel
     }
 
-    func request(_ channel: EmbeddedChannel, _ method: HTTPMethod, _ uri: String, _ headers: HTTPHeaders = [:],
-                 version: HTTPVersion = .http1_1, body: [String] = []) throws {
+    func request(
+        _ channel: EmbeddedChannel, _ method: HTTPMethod, _ uri: String, _ headers: HTTPHeaders = [:],
+        version: HTTPVersion = .http1_1, body: [String] = []
+    ) throws {
         try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(version: version, method: method, uri: uri, headers: headers)))
         for chunk in body { try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: chunk))) }
         try channel.writeInbound(HTTPServerRequestPart.end(nil))
@@ -173,7 +178,8 @@ import Testing
 
         // Once the router has answered both, the connection is free again.
         for _ in 0..<2 {
-            try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .accepted, headers: ["Content-Length": "0"])))
+            try channel.writeOutbound(
+                HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .accepted, headers: ["Content-Length": "0"])))
             try channel.writeOutbound(HTTPServerResponsePart.end(nil))
         }
         try request(channel, .GET, "/list")
@@ -227,6 +233,6 @@ import Testing
     }
 
     @Test func theDateHeaderIsAnIMFFixdate() {
-        #expect(HTTPDate.format(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 }

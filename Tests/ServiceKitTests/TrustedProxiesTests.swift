@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ServiceKit
 
 /// Whose `X-Forwarded-For` is believed.

@@ -11,9 +11,10 @@ import Testing
         createdAt: Timestamp(iso8601: "2015-02-25T01:10:38.103Z")!, updatedAt: Timestamp(iso8601: "2015-03-09T22:04:50.315Z")!)
 
     @Test func studentLocationMatchesTheContractSampleByteForByte() {
-        #expect(String(decoding: Self.jarrod.jsonBytes, as: UTF8.self) == """
-            {"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","firstName":"Jarrod","lastName":"Parkes","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"2015-02-25T01:10:38.103Z","updatedAt":"2015-03-09T22:04:50.315Z"}
-            """)
+        #expect(
+            String(decoding: Self.jarrod.jsonBytes, as: UTF8.self) == """
+                {"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","firstName":"Jarrod","lastName":"Parkes","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"2015-02-25T01:10:38.103Z","updatedAt":"2015-03-09T22:04:50.315Z"}
+                """)
     }
 
     @Test func listEnvelopeWrapsResults() {
@@ -26,35 +27,43 @@ import Testing
 
     @Test func postAnswerRepeatsCreatedAtAsCreateAt() {
         let answer = PostLocationAnswer(createdAt: Timestamp(iso8601: "2015-03-11T02:48:18.321Z")!, objectId: ObjectID("CDHfAy8sdp"))
-        #expect(String(decoding: answer.jsonBytes, as: UTF8.self)
+        #expect(
+            String(decoding: answer.jsonBytes, as: UTF8.self)
                 == #"{"createdAt":"2015-03-11T02:48:18.321Z","objectId":"CDHfAy8sdp","createAt":"2015-03-11T02:48:18.321Z"}"#)
     }
 
     @Test func putAnswerCarriesThePostKeysToo() {
-        let answer = PutLocationAnswer(updatedAt: Timestamp(iso8601: "2015-03-11T02:56:49.997Z")!, objectId: ObjectID("CDHfAy8sdp"),
-                                       createAt: Timestamp(iso8601: "2015-03-11T02:48:18.321Z")!)
-        #expect(String(decoding: answer.jsonBytes, as: UTF8.self)
+        let answer = PutLocationAnswer(
+            updatedAt: Timestamp(iso8601: "2015-03-11T02:56:49.997Z")!, objectId: ObjectID("CDHfAy8sdp"),
+            createAt: Timestamp(iso8601: "2015-03-11T02:48:18.321Z")!)
+        #expect(
+            String(decoding: answer.jsonBytes, as: UTF8.self)
                 == #"{"updatedAt":"2015-03-11T02:56:49.997Z","objectId":"CDHfAy8sdp","createAt":"2015-03-11T02:48:18.321Z"}"#)
     }
 
     @Test func changePageReadsBackAsWrittenWithDeletionsAndNamesInAnyScript() throws {
         var renamed = Self.jarrod
         renamed.firstName = "Zoë \"Ш\" 王"
-        let deletion = LocationDeleted(objectId: ObjectID("CDHfAy8sdp"), uniqueKey: "3903878747",
-                                       deletedAt: Timestamp(iso8601: "2015-03-10T00:00:00.001Z")!)
-        let page = LocationChangePage(events: [
-            LocationChangeEvent(id: "736-1", change: .upserted(renamed), type: .posted),
-            LocationChangeEvent(id: "737-2", change: .deleted(deletion), type: .deleted),
-        ], cursor: "737-2")
+        let deletion = LocationDeleted(
+            objectId: ObjectID("CDHfAy8sdp"), uniqueKey: "3903878747",
+            deletedAt: Timestamp(iso8601: "2015-03-10T00:00:00.001Z")!)
+        let page = LocationChangePage(
+            events: [
+                LocationChangeEvent(id: "736-1", change: .upserted(renamed), type: .posted),
+                LocationChangeEvent(id: "737-2", change: .deleted(deletion), type: .deleted),
+            ], cursor: "737-2")
         #expect(try JSONDecoder().decode(LocationChangePage.self, from: Data(page.jsonBytes)) == page)
-        #expect(String(decoding: page.jsonBytes, as: UTF8.self).hasSuffix(
-            #"{"id":"737-2","type":"LocationDeleted","deletion":{"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","deletedAt":"2015-03-10T00:00:00.001Z"}}],"cursor":"737-2"}"#))
+        #expect(
+            String(decoding: page.jsonBytes, as: UTF8.self).hasSuffix(
+                #"{"id":"737-2","type":"LocationDeleted","deletion":{"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","deletedAt":"2015-03-10T00:00:00.001Z"}}],"cursor":"737-2"}"#
+            ))
         let empty = LocationChangePage(events: [], cursor: "now")
         #expect(String(decoding: empty.jsonBytes, as: UTF8.self) == #"{"events":[],"cursor":"now"}"#)
     }
 
     @Test func parseErrorBody() {
-        #expect(String(decoding: ParseError(.objectNotFound, "Object not found.").jsonBytes, as: UTF8.self)
+        #expect(
+            String(decoding: ParseError(.objectNotFound, "Object not found.").jsonBytes, as: UTF8.self)
                 == #"{"code":101,"error":"Object not found."}"#)
     }
 
@@ -146,15 +155,20 @@ import Testing
 
 @Suite struct LocationInputTests {
     @Test func readsTheContractBodyAndIgnoresUnknownKeys() throws {
-        let input = try LocationInput.decode(Array("""
-            {
-              "uniqueKey" : "1234", "firstName":"John","lastName":"Doe","mapString":"Mountain View, CA",
-              "mediaURL":"https:\\/\\/udacity.com","latitude":37.386052,"longitude":-122.083851,
-              "createdAt":"", "objectID": "", "ACL": {}
-            }
-            """.utf8))
-        #expect(input == LocationInput(uniqueKey: "1234", firstName: "John", lastName: "Doe", mapString: "Mountain View, CA",
-                                       mediaURL: "https://udacity.com", latitude: 37.386052, longitude: -122.083851))
+        let input = try LocationInput.decode(
+            Array(
+                """
+                {
+                  "uniqueKey" : "1234", "firstName":"John","lastName":"Doe","mapString":"Mountain View, CA",
+                  "mediaURL":"https:\\/\\/udacity.com","latitude":37.386052,"longitude":-122.083851,
+                  "createdAt":"", "objectID": "", "ACL": {}
+                }
+                """.utf8))
+        #expect(
+            input
+                == LocationInput(
+                    uniqueKey: "1234", firstName: "John", lastName: "Doe", mapString: "Mountain View, CA",
+                    mediaURL: "https://udacity.com", latitude: 37.386052, longitude: -122.083851))
     }
 
     @Test func nullCountsAsAbsentAndIntegersAreNumbers() throws {

@@ -39,9 +39,10 @@ public final class RawConnection: @unchecked Sendable {
             received += buffer[0..<count]
             let text = String(decoding: received, as: UTF8.self)
             if let end = text.range(of: "\r\n\r\n"),
-               let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
-               let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
-               text.utf8.count - text[..<end.upperBound].utf8.count >= length {
+                let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
+                let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+                text.utf8.count - text[..<end.upperBound].utf8.count >= length
+            {
                 return text
             }
         }

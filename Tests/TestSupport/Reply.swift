@@ -17,10 +17,11 @@ public struct Reply: Sendable {
 
     /// The cookies the response sets, by name.
     public var cookies: [String: String] {
-        Dictionary(headers[values: .setCookie].compactMap { line -> (String, String)? in
-            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
-            return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
-        }, uniquingKeysWith: { $1 })
+        Dictionary(
+            headers[values: .setCookie].compactMap { line -> (String, String)? in
+                let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+                return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
+            }, uniquingKeysWith: { $1 })
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -93,8 +94,10 @@ public final class ServiceProcess: @unchecked Sendable {
         #endif
     }
 
-    public func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:],
-                 token: Bool = true, timeout: TimeInterval = 10) async throws -> (Int, String) {
+    public func request(
+        _ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:],
+        token: Bool = true, timeout: TimeInterval = 10
+    ) async throws -> (Int, String) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!, timeoutInterval: timeout)
         request.httpMethod = method
         if token { request.setValue("Bearer \(TestDatabase.internalToken)", forHTTPHeaderField: "Authorization") }
@@ -120,7 +123,10 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { process.interrupt(); process.terminate() }
+        if process.isRunning {
+            process.interrupt()
+            process.terminate()
+        }
         try? FileManager.default.removeItem(at: log)
     }
 }

@@ -18,8 +18,9 @@ struct GeocodeCommand: AsyncParsableCommand {
             let client = global.client()
             let candidates = try await Spinner.run("looking up \(place)…") { try await client.geocode(place, limit: limit) }
             let rows = candidates.map { [$0.displayName, PinLine.coordinates($0.latitude, $0.longitude)] }
-            Terminal.standardOutput(PinTable.table(headers: ["PLACE", "COORDINATES"], rows: rows, width: Terminal.width, shrinkable: [0])
-                .joined(separator: "\n"))
+            Terminal.standardOutput(
+                PinTable.table(headers: ["PLACE", "COORDINATES"], rows: rows, width: Terminal.width, shrinkable: [0])
+                    .joined(separator: "\n"))
         }
     }
 }

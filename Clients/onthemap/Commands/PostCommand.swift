@@ -36,11 +36,15 @@ struct PostCommand: AsyncParsableCommand {
                 throw CommandFailure("could not find \"\(place)\" on the map; try \"City, Region\"", .notFound)
             }
             let chosen = try choose(from: candidates)
-            let pin = LocationInput(mapString: place, mediaURL: MediaLink.completed(link),
-                                    latitude: chosen.latitude, longitude: chosen.longitude)
-            let existing = new ? nil : try await Spinner.run("looking for your pin…") {
-                try await client.list(OnTheMapClient.ListQuery(limit: 1, uniqueKey: client.session?.accountKey)).first
-            }
+            let pin = LocationInput(
+                mapString: place, mediaURL: MediaLink.completed(link),
+                latitude: chosen.latitude, longitude: chosen.longitude)
+            let existing =
+                new
+                ? nil
+                : try await Spinner.run("looking for your pin…") {
+                    try await client.list(OnTheMapClient.ListQuery(limit: 1, uniqueKey: client.session?.accountKey)).first
+                }
             if let existing {
                 let question = "You already have a pin at \(existing.mapString) (\(PinTable.age(of: existing.updatedAt.date))). Overwrite it?"
                 guard try Prompts.confirm(question, defaultAnswer: true, yes: yes) else {

@@ -92,7 +92,7 @@ struct GatewayConfiguration: Sendable {
 
     private static func httpURL(_ text: String, name: String) throws(ConfigurationError) -> String {
         guard let url = URLComponents(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
-              url.host?.isEmpty == false
+            url.host?.isEmpty == false
         else { throw ConfigurationError("\(name) must be an http(s) URL, got \"\(text)\"") }
         return text.hasSuffix("/") ? String(text.dropLast()) : text
     }

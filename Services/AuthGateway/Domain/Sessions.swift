@@ -108,8 +108,9 @@ struct Sessions: Sendable {
             }
             logger.info("cached sessions rechecked after the session listener came back", metadata: ["sessions": "\(unconfirmed.count)"])
         } catch {
-            logger.warning("could not recheck cached sessions; they expire from the cache by themselves",
-                           metadata: ["error": "\(String(reflecting: error))", "unchecked": "\(unconfirmed.count - start)"])
+            logger.warning(
+                "could not recheck cached sessions; they expire from the cache by themselves",
+                metadata: ["error": "\(String(reflecting: error))", "unchecked": "\(unconfirmed.count - start)"])
         }
     }
 

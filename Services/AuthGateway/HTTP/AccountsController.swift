@@ -35,8 +35,9 @@ struct AccountsController: Sendable {
         }
         let account: Account
         do {
-            account = try await accounts.createLocal(email: email, passwordHash: try await hash(password),
-                                                     firstName: firstName, lastName: lastName)
+            account = try await accounts.createLocal(
+                email: email, passwordHash: try await hash(password),
+                firstName: firstName, lastName: lastName)
         } catch AccountStore.StoreError.emailTaken {
             throw GatewayError.emailTaken
         }

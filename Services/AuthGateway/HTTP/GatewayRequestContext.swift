@@ -34,8 +34,9 @@ struct ClientAddressMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard !trustedProxies.isEmpty else { return try await next(request, context) }
         var context = context
-        context.clientAddress = trustedProxies.clientAddress(peer: context.remoteAddress?.ipAddress,
-                                                             forwardedFor: request.headers[values: HTTPField.Name("X-Forwarded-For")!])
+        context.clientAddress = trustedProxies.clientAddress(
+            peer: context.remoteAddress?.ipAddress,
+            forwardedFor: request.headers[values: HTTPField.Name("X-Forwarded-For")!])
         return try await next(request, context)
     }
 }

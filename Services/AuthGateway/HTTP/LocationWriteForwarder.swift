@@ -36,10 +36,13 @@ struct LocationWriteForwarder: Sendable {
         guard let (legacyParse, objectId) = Self.route(request.method, request.path) else { return nil }
         let requestID = RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()
         let (method, headers) = (request.method, request.headers)
-        return .deferred(PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop in
-            forward(Write(method: method, objectId: objectId, legacyParse: legacyParse, headers: headers,
-                          body: body, requestID: requestID), on: eventLoop)
-        })
+        return .deferred(
+            PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop in
+                forward(
+                    Write(
+                        method: method, objectId: objectId, legacyParse: legacyParse, headers: headers,
+                        body: body, requestID: requestID), on: eventLoop)
+            })
     }
 
     /// Which writes the door before the router takes, as (whether the path is a legacy Parse one, the pin's id
@@ -79,14 +82,16 @@ struct LocationWriteForwarder: Sendable {
             guard let body = write.body else {
                 return eventLoop.makeSucceededFuture(refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
             }
-            return locations.forward(method: write.method, path: path, query: nil, headers: write.headers, body: body,
-                                     actor: account.actor, requestID: write.requestID, on: eventLoop)
-                .map { answer in
-                    if (200..<300).contains(answer.status) { latest.invalidate() }
-                    var status = HTTPResponse.Status(code: answer.status)
-                    if write.legacyParse, write.method == .POST, status == .ok { status = .created }
-                    return Self.relay(answer, status: status, requestID: write.requestID)
-                }
+            return locations.forward(
+                method: write.method, path: path, query: nil, headers: write.headers, body: body,
+                actor: account.actor, requestID: write.requestID, on: eventLoop
+            )
+            .map { answer in
+                if (200..<300).contains(answer.status) { latest.invalidate() }
+                var status = HTTPResponse.Status(code: answer.status)
+                if write.legacyParse, write.method == .POST, status == .ok { status = .created }
+                return Self.relay(answer, status: status, requestID: write.requestID)
+            }
         }.recover { error in
             refusal(GatewayError.meaning(of: error, logger: locations.logger, requestID: write.requestID), requestID: write.requestID)
         }

@@ -55,8 +55,9 @@ struct LocationsProxyController: Sendable {
     }
 
     private func fetch(_ request: Request, context: GatewayRequestContext, objectId: String?, query: String?) async throws -> LocationsClient.Answer {
-        return try await locations.send(method: .GET, path: LocationsClient.locationPath(objectId), query: query, headers: Self.headers(of: request),
-                                        body: nil, actor: nil, requestID: context.requestID)
+        return try await locations.send(
+            method: .GET, path: LocationsClient.locationPath(objectId), query: query, headers: Self.headers(of: request),
+            body: nil, actor: nil, requestID: context.requestID)
     }
 
     /// The list query the service gets: the documented parameters as the client wrote them, in its order;

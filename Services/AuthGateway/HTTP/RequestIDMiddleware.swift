@@ -44,4 +44,3 @@ struct RequestIDMiddleware: RouterMiddleware {
 extension HTTPField.Name {
     static let requestID = HTTPField.Name(InternalHeaders.requestID)!
 }
-

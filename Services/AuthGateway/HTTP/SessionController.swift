@@ -28,8 +28,9 @@ struct SessionController: Sendable {
         json.endObject()
         json.endObject()
         var headers = HTTPFields()
-        SessionCookies.set(on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue,
-                           maxAge: Int(lifetime.components.seconds))
+        SessionCookies.set(
+            on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue,
+            maxAge: Int(lifetime.components.seconds))
         return SessionWire.response(json.bytes, headers: headers)
     }
 
@@ -37,7 +38,7 @@ struct SessionController: Sendable {
         // Apps send a wrong X-XSRF-TOKEN or none; only a browser page must prove it read the cookie.
         if OriginCheck.hasBrowserOrigin(request) {
             guard let cookie = request.cookies[SessionCookies.xsrf]?.value, !cookie.isEmpty,
-                  request.headers[HTTPField.Name("X-XSRF-TOKEN")!] == cookie
+                request.headers[HTTPField.Name("X-XSRF-TOKEN")!] == cookie
             else { throw GatewayError.xsrfMismatch }
         }
         let token = SessionCookies.token(in: request)

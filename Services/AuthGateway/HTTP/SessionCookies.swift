@@ -16,15 +16,19 @@ enum SessionCookies {
 
     /// The same, from the headers as NIO's parser hands them over.
     static func token(in headers: HTTPHeaders) -> SessionToken? {
-        SessionCredentials.sessionID(authorization: headers.first(name: "Authorization"),
-                                     cookie: Cookies(from: headers["Cookie"])[session]?.value)
-            .map(SessionToken.init)
+        SessionCredentials.sessionID(
+            authorization: headers.first(name: "Authorization"),
+            cookie: Cookies(from: headers["Cookie"])[session]?.value
+        )
+        .map(SessionToken.init)
     }
 
     /// `XSRF-TOKEN` readable by scripts (some clients force-unwrap it), and the session itself HttpOnly.
     static func set(on headers: inout HTTPFields, token: SessionToken, xsrf: String, maxAge: Int) {
-        headers[values: .setCookie].append(Cookie(name: self.xsrf, value: xsrf, maxAge: maxAge, path: "/", httpOnly: false, sameSite: .lax).description)
-        headers[values: .setCookie].append(Cookie(name: session, value: token.rawValue, maxAge: maxAge, path: "/", httpOnly: true, sameSite: .lax).description)
+        headers[values: .setCookie].append(
+            Cookie(name: self.xsrf, value: xsrf, maxAge: maxAge, path: "/", httpOnly: false, sameSite: .lax).description)
+        headers[values: .setCookie].append(
+            Cookie(name: session, value: token.rawValue, maxAge: maxAge, path: "/", httpOnly: true, sameSite: .lax).description)
     }
 
     static func clear(on headers: inout HTTPFields) {

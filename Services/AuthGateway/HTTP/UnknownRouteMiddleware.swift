@@ -41,8 +41,9 @@ struct UnknownRouteMiddleware: RouterMiddleware {
             json.field("status", 405)
             json.field("error", "\(request.method) is not allowed on \(request.uri.path).")
             json.endObject()
-            return Response.json(json.bytes, status: .methodNotAllowed,
-                                 headers: [.allow: allowed.map(\.rawValue).joined(separator: ", ")])
+            return Response.json(
+                json.bytes, status: .methodNotAllowed,
+                headers: [.allow: allowed.map(\.rawValue).joined(separator: ", ")])
         }
     }
 }

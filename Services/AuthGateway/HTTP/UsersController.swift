@@ -50,8 +50,10 @@ struct UsersController: Sendable {
                 json.key(flag.0)
                 json.bool(flag.1)
             }
-            for list in ["social_accounts", "_cohort_keys", "_badges", "_principals", "_enrollments", "external_accounts",
-                         "tags", "_affiliate_profiles", "_memberships"] {
+            for list in [
+                "social_accounts", "_cohort_keys", "_badges", "_principals", "_enrollments", "external_accounts",
+                "tags", "_affiliate_profiles", "_memberships",
+            ] {
                 json.key(list)
                 json.beginArray()
                 json.endArray()

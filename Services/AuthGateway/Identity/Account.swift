@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import ServiceKit
 import OnTheMapShared
+import ServiceKit
 
 /// A person who can log in, whichever identity provider vouches for them.
 struct Account: Sendable, Hashable {

@@ -46,9 +46,10 @@ struct EmailAddress: Sendable, Hashable {
     /// At least two labels of letters, digits and inner hyphens.
     private static func isDomain(_ domain: Substring) -> Bool {
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.count >= 2 && labels.allSatisfy { label in
-            !label.isEmpty && label.utf8.count <= maximumLabelBytes && label.first != "-" && label.last != "-"
-                && label.unicodeScalars.allSatisfy { $0 == "-" || $0.properties.isAlphabetic || $0.properties.numericType == .decimal }
-        }
+        return labels.count >= 2
+            && labels.allSatisfy { label in
+                !label.isEmpty && label.utf8.count <= maximumLabelBytes && label.first != "-" && label.last != "-"
+                    && label.unicodeScalars.allSatisfy { $0 == "-" || $0.properties.isAlphabetic || $0.properties.numericType == .decimal }
+            }
     }
 }

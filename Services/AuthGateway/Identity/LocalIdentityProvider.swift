@@ -29,7 +29,7 @@ struct LocalIdentityProvider: IdentityProvider {
         let found: (account: Account, passwordHash: String)?
         do {
             found = try await accounts.local(emailKey: username.key)
-        } catch where Database.isOutage(error) {
+        } catch  where Database.isOutage(error) {
             throw .storeUnavailable
         } catch {
             logger.error("account lookup failed", metadata: ["error": "\(String(reflecting: error))"])

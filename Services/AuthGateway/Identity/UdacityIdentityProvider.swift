@@ -28,13 +28,15 @@ struct UdacityIdentityProvider: IdentityProvider {
             logger.warning("Udacity login answer had no account key")
             throw .upstreamFailed(status: status)
         }
-        let (userStatus, profile) = try await call("GET", "/users/\(key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? key)", body: nil)
+        let (userStatus, profile) = try await call(
+            "GET", "/users/\(key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? key)", body: nil)
         guard userStatus == 200 else { throw .upstreamFailed(status: userStatus) }
         // v1 answers the user unwrapped; older versions wrap it in "user".
         let user = (profile["user"] as? [String: Any]) ?? profile
-        let account = Account(key: key, provider: "udacity", email: username.text,
-                              firstName: (user["first_name"] as? String) ?? "",
-                              lastName: (user["last_name"] as? String) ?? "")
+        let account = Account(
+            key: key, provider: "udacity", email: username.text,
+            firstName: (user["first_name"] as? String) ?? "",
+            lastName: (user["last_name"] as? String) ?? "")
         do {
             try await accounts.upsertExternal(account)
         } catch {

@@ -26,37 +26,39 @@ struct EventsController: Sendable {
         context.connectionClosed.whenComplete { _ in feed.end(id) }
         let requestID = context.requestID
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"]
-        return Response(status: .ok, headers: headers, body: ResponseBody { [feed, locations] writer in
-            defer { feed.unsubscribe(id) }
-            try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
-            var last = resumeFrom
-            if let start = resumeFrom {
-                var cursor = start.description
-                while true {
-                    let page = try await locations.changes(after: cursor, wait: 0, requestID: requestID)
-                    for event in page.events { try await writer.write(Self.frame(event)) }
-                    if let position = page.events.last.flatMap({ LogPosition($0.id) }) { last = position }
-                    if page.events.isEmpty { break }
-                    cursor = page.cursor
-                }
-            }
-            // Live streams end when the gateway shuts down, so they do not hold up the drain.
-            await withGracefulShutdownHandler {
-                for await message in messages {
-                    switch message {
-                    case .heartbeat:
-                        guard (try? await writer.write(Self.heartbeat)) != nil else { return }
-                    case .change(let position, let frame):
-                        if let last, position <= last { continue }
-                        last = position
-                        guard (try? await writer.write(frame)) != nil else { return }
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { [feed, locations] writer in
+                defer { feed.unsubscribe(id) }
+                try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
+                var last = resumeFrom
+                if let start = resumeFrom {
+                    var cursor = start.description
+                    while true {
+                        let page = try await locations.changes(after: cursor, wait: 0, requestID: requestID)
+                        for event in page.events { try await writer.write(Self.frame(event)) }
+                        if let position = page.events.last.flatMap({ LogPosition($0.id) }) { last = position }
+                        if page.events.isEmpty { break }
+                        cursor = page.cursor
                     }
                 }
-            } onGracefulShutdown: {
-                feed.end(id)
-            }
-            try await writer.finish(nil)
-        })
+                // Live streams end when the gateway shuts down, so they do not hold up the drain.
+                await withGracefulShutdownHandler {
+                    for await message in messages {
+                        switch message {
+                        case .heartbeat:
+                            guard (try? await writer.write(Self.heartbeat)) != nil else { return }
+                        case .change(let position, let frame):
+                            if let last, position <= last { continue }
+                            last = position
+                            guard (try? await writer.write(frame)) != nil else { return }
+                        }
+                    }
+                } onGracefulShutdown: {
+                    feed.end(id)
+                }
+                try await writer.finish(nil)
+            })
     }
 
     static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")

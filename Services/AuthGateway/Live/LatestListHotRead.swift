@@ -11,9 +11,9 @@ struct LatestListHotRead: Sendable {
     func answer(_ request: PreparedRequest) -> PreparedResponse? {
         let path = request.path
         guard request.method == .GET,
-              LocationsProxyController.mounts.contains(where: { $0.0 == path }),
-              LatestListQuery.matches(request.query),
-              let list = latest.current
+            LocationsProxyController.mounts.contains(where: { $0.0 == path }),
+            LatestListQuery.matches(request.query),
+            let list = latest.current
         else { return nil }
         var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
         answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()))

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import NIOCore
-import Prometheus
 import OnTheMapShared
+import Prometheus
 import ServiceLifecycle
 import Synchronization
 
@@ -31,8 +31,10 @@ final class LiveFeed: Service, Sendable {
         var perAddress: [String: Int] = [:]
     }
 
-    init(locations: LocationsClient, cache: LatestListCache, logger: Logger, heartbeatInterval: Duration = .seconds(15),
-         streamsPerAddress: Int = GatewayConfiguration.defaultStreamsPerClient, openStreams: Gauge? = nil) {
+    init(
+        locations: LocationsClient, cache: LatestListCache, logger: Logger, heartbeatInterval: Duration = .seconds(15),
+        streamsPerAddress: Int = GatewayConfiguration.defaultStreamsPerClient, openStreams: Gauge? = nil
+    ) {
         self.locations = locations
         self.cache = cache
         self.logger = logger

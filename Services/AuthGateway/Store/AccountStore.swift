@@ -13,7 +13,8 @@ struct AccountStore: Sendable {
     func createLocal(email: EmailAddress, passwordHash: String, firstName: String, lastName: String) async throws -> Account {
         let account = Account(key: Account.newKey(), provider: "local", email: email.text, firstName: firstName, lastName: lastName)
         do {
-            _ = try await database.write("""
+            _ = try await database.write(
+                """
                 INSERT INTO auth.accounts (key, provider, email, email_key, password_hash, first_name, last_name)
                 VALUES (\(account.key), 'local', \(email.text), \(email.key), \(passwordHash), \(firstName), \(lastName))
                 """)
@@ -25,7 +26,8 @@ struct AccountStore: Sendable {
 
     /// A local account by its address's key (`EmailAddress.key`), with its password hash.
     func local(emailKey: String) async throws -> (account: Account, passwordHash: String)? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT \(unescaped: Self.columns), password_hash FROM auth.accounts
             WHERE provider = 'local' AND email_key = \(emailKey)
             """)
@@ -44,7 +46,8 @@ struct AccountStore: Sendable {
     /// account, every replica is told to look its sessions up again (see `SessionCache`); a login that
     /// changes nothing announces nothing, since each announcement makes every replica scan its cache.
     func upsertExternal(_ account: Account) async throws {
-        _ = try await database.write("""
+        _ = try await database.write(
+            """
             WITH upserted AS (
                 INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
                 VALUES (\(account.key), \(account.provider), \(account.email), \(account.firstName), \(account.lastName))

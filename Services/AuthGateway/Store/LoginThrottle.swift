@@ -50,14 +50,16 @@ struct LoginThrottle: Sendable {
 
     /// Seconds until this address may sign up again, or nil when this sign-up is admitted (and counted).
     func admitSignUp(address: String) async throws -> Int? {
-        try await count(Attempt(id: UUID(), subjects: [Self.signUpSubject(address)]),
-                        limits: [policy.signUpsPerAddress], window: policy.signUpWindow)
+        try await count(
+            Attempt(id: UUID(), subjects: [Self.signUpSubject(address)]),
+            limits: [policy.signUpsPerAddress], window: policy.signUpWindow)
     }
 
     /// The password was right: the attempt was no failure, and the account's earlier typos are forgiven
     /// (the address keeps its record).
     func succeeded(_ attempt: Attempt, account: EmailAddress) async throws {
-        _ = try await database.write("""
+        _ = try await database.write(
+            """
             DELETE FROM auth.login_failures
             WHERE subject = ANY (\(attempt.subjects)::text[])
               AND (attempt = \(attempt.id) OR subject = \(Self.accountSubject(account)))
@@ -66,13 +68,15 @@ struct LoginThrottle: Sendable {
 
     /// The password could not be checked (the identity provider failed): the attempt is no failure either.
     func withdraw(_ attempt: Attempt) async throws {
-        _ = try await database.write("""
+        _ = try await database.write(
+            """
             DELETE FROM auth.login_failures WHERE subject = ANY (\(attempt.subjects)::text[]) AND attempt = \(attempt.id)
             """)
     }
 
     private func count(_ attempt: Attempt, limits: [Int], window: Duration) async throws -> Int? {
-        let rows = try await database.write("""
+        let rows = try await database.write(
+            """
             SELECT auth.count_attempt(\(attempt.subjects)::text[], \(limits)::bigint[], \(window.components.seconds), \(attempt.id))
             """)
         return try rows.first?.decode(Int?.self)

@@ -11,7 +11,8 @@ struct SessionStore: Sendable {
         let now = Timestamp.now()
         let token = SessionToken.generate(at: now)
         let expires = Timestamp(millisecondsSince1970: now.millisecondsSince1970 + lifetime.components.seconds * 1000)
-        _ = try await database.write("""
+        _ = try await database.write(
+            """
             INSERT INTO auth.sessions (token_hash, account_key, expires_at)
             VALUES (\(ByteBuffer(bytes: token.hash)), \(account.key), \(expires.iso8601)::timestamptz)
             """)
@@ -20,7 +21,8 @@ struct SessionStore: Sendable {
 
     /// The account of a live session (not revoked, not expired), by the SHA-256 of its token.
     func account(tokenHash: [UInt8]) async throws -> (account: Account, expiresAt: Timestamp)? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
             WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash)) AND s.revoked_at IS NULL AND s.expires_at > now()
@@ -32,7 +34,8 @@ struct SessionStore: Sendable {
 
     /// Of the sessions with these token hashes (hex SHA-256), the live ones and their accounts as they are now.
     func liveSessions(tokenHashes: [String]) async throws -> [String: (account: Account, expiresAt: Timestamp)] {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT encode(s.token_hash, 'hex'), a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
             WHERE s.token_hash IN (SELECT decode(hash, 'hex') FROM unnest(\(tokenHashes)::text[]) AS hash)
@@ -50,7 +53,8 @@ struct SessionStore: Sendable {
     /// notification goes out when it commits). Returns false when there was no live session with this token.
     @discardableResult
     func revoke(tokenHash: [UInt8]) async throws -> Bool {
-        let rows = try await database.write("""
+        let rows = try await database.write(
+            """
             WITH revoked AS (
                 UPDATE auth.sessions SET revoked_at = now()
                 WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND revoked_at IS NULL

@@ -22,7 +22,7 @@ final class InternalHTTPClient: Sendable {
         /// Plain `http://host[:port][/base]`: the hop stays inside the deployment, so it has no TLS.
         init?(url: String) {
             guard let parts = URLComponents(string: url), parts.scheme == "http", let host = parts.host, !host.isEmpty,
-                  parts.query == nil, parts.fragment == nil, parts.user == nil
+                parts.query == nil, parts.fragment == nil, parts.user == nil
             else { return nil }
             self.host = host
             port = parts.port ?? 80
@@ -69,18 +69,23 @@ final class InternalHTTPClient: Sendable {
         let idleLifetime: TimeAmount
     }
 
-    init(endpoint: Endpoint, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096,
-         idleLifetime: TimeAmount = .seconds(30)) {
+    init(
+        endpoint: Endpoint, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096,
+        idleLifetime: TimeAmount = .seconds(30)
+    ) {
         self.group = group
-        settings = Settings(endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
-                            maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime)
+        settings = Settings(
+            endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
+            maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime)
     }
 
     /// Sends one request on `eventLoop` (any of the group's when nil) and reads the whole answer. It fails
     /// when the service cannot be reached, closes the connection first, or has not answered in `timeout`.
-    func execute(method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?,
-                 timeout: TimeAmount, on eventLoop: (any EventLoop)? = nil) -> EventLoopFuture<Answer> {
+    func execute(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?,
+        timeout: TimeAmount, on eventLoop: (any EventLoop)? = nil
+    ) -> EventLoopFuture<Answer> {
         let loop = eventLoop ?? group.next()
         guard loop.inEventLoop else {
             return loop.flatSubmit { self.execute(method: method, target: target, headers: headers, body: body, timeout: timeout, on: loop) }
@@ -92,7 +97,6 @@ final class InternalHTTPClient: Sendable {
         pool(for: loop).send(exchange)
         return exchange.promise.futureResult
     }
-
 
     /// Closes the idle connections; later requests open new ones.
     func closeIdleConnections() {
@@ -209,7 +213,7 @@ final class InternalHTTPClient: Sendable {
         func closeIdle() {
             let connections = idle
             idle = []
-            connections.forEach { $0.connection.close() }
+            for idle in connections { idle.connection.close() }
         }
     }
 

@@ -34,9 +34,10 @@ struct LocationsClient: Sendable {
     /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
     /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
     func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
-        let answer = try await send(method: .GET, path: Self.listPath + "/changes",
-                                    query: "after=\(cursor)&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
-                                    requestID: requestID, timeout: timeout + .seconds(Int64(wait)))
+        let answer = try await send(
+            method: .GET, path: Self.listPath + "/changes",
+            query: "after=\(cursor)&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
+            requestID: requestID, timeout: timeout + .seconds(Int64(wait)))
         guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)) else {
             logger.warning("unexpected change feed answer", metadata: ["status": "\(answer.status)"])
             throw GatewayError.locationsUnavailable
@@ -44,11 +45,15 @@ struct LocationsClient: Sendable {
         return page
     }
 
-    func send(method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
-              actor: Actor?, requestID: String, timeout: TimeAmount? = nil) async throws -> Answer {
+    func send(
+        method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
+        actor: Actor?, requestID: String, timeout: TimeAmount? = nil
+    ) async throws -> Answer {
         do {
-            return try await forward(method: method, path: path, query: query, headers: headers, body: body, actor: actor,
-                                     requestID: requestID, timeout: timeout, on: nil).get()
+            return try await forward(
+                method: method, path: path, query: query, headers: headers, body: body, actor: actor,
+                requestID: requestID, timeout: timeout, on: nil
+            ).get()
         } catch {
             throw GatewayError.locationsUnavailable
         }
@@ -56,8 +61,10 @@ struct LocationsClient: Sendable {
 
     /// `send` on a given event loop (the client connection's, when forwarding from it): the answer arrives
     /// on that loop. Fails with `GatewayError.locationsUnavailable`.
-    func forward(method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
-                 actor: Actor?, requestID: String, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?) -> EventLoopFuture<Answer> {
+    func forward(
+        method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
+        actor: Actor?, requestID: String, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?
+    ) -> EventLoopFuture<Answer> {
         var outgoing = HTTPHeaders()
         for name in Self.forwardedHeaders {
             for value in headers[name] where Self.isSafeFieldValue(value) { outgoing.add(name: name, value: value) }

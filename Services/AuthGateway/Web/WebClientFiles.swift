@@ -37,7 +37,8 @@ struct WebClientFiles: Sendable {
         if let leaflet {
             for (path, asset) in leaflet { assets["\(prefix)/leaflet/\(path)"] = asset }
         } else {
-            logger.warning("Leaflet not found in \(leafletDirectory) (install libjs-leaflet or set LEAFLET_DIR): the web client shows the list but no map")
+            logger.warning(
+                "Leaflet not found in \(leafletDirectory) (install libjs-leaflet or set LEAFLET_DIR): the web client shows the list but no map")
         }
         return WebClientFiles(assets: assets)
     }
@@ -48,7 +49,7 @@ struct WebClientFiles: Sendable {
         let script = ["leaflet.min.js", "leaflet.js"].map { directory.appendingPathComponent($0) }
             .first { manager.fileExists(atPath: $0.path) }
         guard let script, let scriptBytes = try? Data(contentsOf: script),
-              let styleBytes = try? Data(contentsOf: directory.appendingPathComponent("leaflet.css"))
+            let styleBytes = try? Data(contentsOf: directory.appendingPathComponent("leaflet.css"))
         else { return nil }
         var assets = [
             "leaflet.js": WebAsset(bytes: Array(scriptBytes), contentType: "text/javascript; charset=utf-8"),

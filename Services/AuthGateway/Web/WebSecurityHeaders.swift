@@ -13,7 +13,7 @@ struct TileOrigin: Sendable, Equatable {
         let host = authority.replacingOccurrences(of: "{s}", with: "*")
         // What is left must be a plain host[:port]: nothing that could end the policy's source list.
         guard !host.isEmpty, !host.contains("@"),
-              host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-.:*[]".contains($0)) })
+            host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-.:*[]".contains($0)) })
         else { return nil }
         source = scheme + host
     }

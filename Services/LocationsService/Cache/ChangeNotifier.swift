@@ -18,8 +18,10 @@ final class ChangeNotifier: Service, Sendable {
     private let onConnectionChange: @Sendable (Bool) -> Void
     private let pending = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
-    init(client: PostgresClient, logger: Logger, onChange: @escaping @Sendable () -> Void,
-         onConnectionChange: @escaping @Sendable (Bool) -> Void) {
+    init(
+        client: PostgresClient, logger: Logger, onChange: @escaping @Sendable () -> Void,
+        onConnectionChange: @escaping @Sendable (Bool) -> Void
+    ) {
         self.client = client
         self.logger = logger
         self.onChange = onChange
@@ -43,9 +45,11 @@ final class ChangeNotifier: Service, Sendable {
                     }
                 }
             }
-            try await ChannelListener(client: client, channel: Self.channel, logger: logger,
-                                      onNotification: { [onChange] _ in onChange() },
-                                      onConnectionChange: onConnectionChange).run()
+            try await ChannelListener(
+                client: client, channel: Self.channel, logger: logger,
+                onNotification: { [onChange] _ in onChange() },
+                onConnectionChange: onConnectionChange
+            ).run()
             // Shutting down: what is pending is announced, then the announcing ends.
             pending.continuation.finish()
         }

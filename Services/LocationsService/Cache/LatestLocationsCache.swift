@@ -1,7 +1,7 @@
-import ServiceKit
 import Crypto
 import NIOCore
 import OnTheMapShared
+import ServiceKit
 import Synchronization
 
 /// The hot read: the newest 100 pins as ready-to-send JSON bytes with a strong ETag.

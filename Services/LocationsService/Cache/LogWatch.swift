@@ -16,7 +16,7 @@ final class LogWatch: Sendable {
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)
         }
-        waiters.forEach { $0.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns at the next `notify()`, or after `timeout`, whichever comes first.

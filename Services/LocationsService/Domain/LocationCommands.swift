@@ -20,8 +20,9 @@ struct LocationCommands: Sendable {
         var requestHash: String?
 
         var metadata: EventMetadata {
-            EventMetadata(actor: actor, requestId: requestId, idempotencyKey: idempotencyKey, userAgent: userAgent,
-                          requestHash: requestHash)
+            EventMetadata(
+                actor: actor, requestId: requestId, idempotencyKey: idempotencyKey, userAgent: userAgent,
+                requestHash: requestHash)
         }
     }
 
@@ -94,8 +95,9 @@ struct LocationCommands: Sendable {
     func delete(_ objectId: ObjectID, ifMatch: ETagCondition?, context: Context) async throws {
         for _ in 0..<5 {
             let pin = try await ownedPin(objectId, actor: context.actor, ifMatch: ifMatch)
-            let deletion = LocationDeleted(objectId: objectId, uniqueKey: pin.location.uniqueKey,
-                                           deletedAt: max(Timestamp.now(), pin.location.updatedAt))
+            let deletion = LocationDeleted(
+                objectId: objectId, uniqueKey: pin.location.uniqueKey,
+                deletedAt: max(Timestamp.now(), pin.location.updatedAt))
             do {
                 try await events.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {

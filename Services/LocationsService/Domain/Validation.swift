@@ -55,9 +55,9 @@ enum Validation {
             throw .invalid("mediaURL must be at most \(maximumURLLength) characters.")
         }
         guard !candidate.unicodeScalars.contains(where: isAmbiguous),
-              let components = URLComponents(string: candidate),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, isPlausibleHost(host)
+            let components = URLComponents(string: candidate),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, isPlausibleHost(host)
         else { throw .invalid("mediaURL must be a web link such as https://example.com.") }
         guard !authority(of: candidate).contains("@") else {
             throw .invalid("mediaURL must not hold a user name or password.")
@@ -82,7 +82,7 @@ enum Validation {
         guard let colon = text.firstIndex(of: ":") else { return false }
         let scheme = text[..<colon]
         guard let first = scheme.unicodeScalars.first, CharacterSet.letters.contains(first),
-              scheme.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "+-.".unicodeScalars.contains($0) })
+            scheme.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "+-.".unicodeScalars.contains($0) })
         else { return false }
         // `example.com:8080/path` is a bare host with a port, not a scheme named `example.com`.
         let rest = text[text.index(after: colon)...]

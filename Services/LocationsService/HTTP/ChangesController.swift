@@ -40,8 +40,9 @@ struct ChangesController<Context: RequestContext>: Sendable {
             let head = try await lookAgain(until: deadline, { try await events.head() }, untilNew: { $0 > after })
             return .json(LocationChangePage(events: [], cursor: max(head, after).description).jsonBytes)
         }
-        let page = try await lookAgain(until: deadline, { try await events.events(after: after, limit: Self.pageSize) },
-                                       untilNew: { !$0.isEmpty })
+        let page = try await lookAgain(
+            until: deadline, { try await events.events(after: after, limit: Self.pageSize) },
+            untilNew: { !$0.isEmpty })
         let answer = LocationChangePage(
             events: page.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type) },
             cursor: (page.last?.position ?? after).description)
@@ -50,8 +51,10 @@ struct ChangesController<Context: RequestContext>: Sendable {
 
     /// Reads until the answer shows something new or the deadline passes, looking again at every change
     /// notification and every 250 ms.
-    private func lookAgain<T>(until deadline: ContinuousClock.Instant, _ read: () async throws -> T,
-                              untilNew isNew: (T) -> Bool) async throws -> T {
+    private func lookAgain<T>(
+        until deadline: ContinuousClock.Instant, _ read: () async throws -> T,
+        untilNew isNew: (T) -> Bool
+    ) async throws -> T {
         var answer = try await read()
         while !isNew(answer), ContinuousClock.now < deadline {
             await watch.wait(timeout: min(.milliseconds(250), deadline - .now))

@@ -13,8 +13,8 @@ struct HotRead: Sendable {
     func answer(_ request: PreparedRequest) -> PreparedResponse? {
         // The common spellings of the default list; rarer ones take the router's path to the same cache.
         guard request.method == .GET, request.path == Self.path, LatestListQuery.matches(request.query),
-              token.admits(authorization: request.header(.authorization)),
-              let list = cache.ready
+            token.admits(authorization: request.header(.authorization)),
+            let list = cache.ready
         else { return nil }
         return list.answer(ifNoneMatch: request.header(.ifNoneMatch))
     }

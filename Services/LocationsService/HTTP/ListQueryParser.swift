@@ -63,8 +63,8 @@ enum ListQueryParser {
     }
 }
 
-private extension PinQuery.Key {
-    init(_ field: WhereFilter.Field) {
+extension PinQuery.Key {
+    fileprivate init(_ field: WhereFilter.Field) {
         switch field {
         case .objectId: self = .objectId
         case .uniqueKey: self = .uniqueKey

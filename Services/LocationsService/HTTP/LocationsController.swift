@@ -1,9 +1,9 @@
-import ServiceKit
 import Crypto
 import HTTPTypes
 import Hummingbird
 import NIOCore
 import OnTheMapShared
+import ServiceKit
 
 /// The StudentLocation routes, in the contract's shapes. Requests reach here only with the internal token.
 struct LocationsController<Context: RequestContext>: Sendable {
@@ -54,15 +54,17 @@ struct LocationsController<Context: RequestContext>: Sendable {
     @Sendable func update(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
         let input = try Self.decode(try await Self.body(of: request))
-        let answer = try await commands.update(objectId, with: input, ifMatch: ETagCondition(request.headers[.ifMatch]),
-                                               context: try Self.writeContext(request, context: context))
+        let answer = try await commands.update(
+            objectId, with: input, ifMatch: ETagCondition(request.headers[.ifMatch]),
+            context: try Self.writeContext(request, context: context))
         return .json(answer.jsonBytes)
     }
 
     @Sendable func delete(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
-        try await commands.delete(objectId, ifMatch: ETagCondition(request.headers[.ifMatch]),
-                                  context: try Self.writeContext(request, context: context))
+        try await commands.delete(
+            objectId, ifMatch: ETagCondition(request.headers[.ifMatch]),
+            context: try Self.writeContext(request, context: context))
         return .json(Array("{}".utf8))
     }
 

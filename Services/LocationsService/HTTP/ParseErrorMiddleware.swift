@@ -16,12 +16,14 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             switch error.status {
             case .contentTooLarge: return Self.response(for: .bodyTooLarge(limit: LocationsController<Context>.maximumBodySize))
-            case .notFound: return Self.response(status: .notFound, ParseError(.objectNotFound, "No route for \(request.method) \(request.uri.path)."))
+            case .notFound:
+                return Self.response(status: .notFound, ParseError(.objectNotFound, "No route for \(request.method) \(request.uri.path)."))
             case .methodNotAllowed:
-                return Self.response(status: .methodNotAllowed, ParseError(.operationForbidden, "\(request.method) is not allowed on \(request.uri.path)."))
+                return Self.response(
+                    status: .methodNotAllowed, ParseError(.operationForbidden, "\(request.method) is not allowed on \(request.uri.path)."))
             default: return Self.response(status: error.status, ParseError(.internalServerError, error.body ?? error.status.reasonPhrase))
             }
-        } catch where Database.isOutage(error) {
+        } catch  where Database.isOutage(error) {
             context.logger.warning("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
             OperatorMetrics.refused(caseName(LocationError.databaseUnavailable))
             return Self.response(for: .databaseUnavailable)
@@ -47,18 +49,23 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .bodyTooLarge(let limit):
             response(status: .contentTooLarge, ParseError(.validationFailed, "The request body is larger than \(limit / 1024) KiB."))
         case .versionMismatch(let expected, let current):
-            response(status: .preconditionFailed, ParseError(
-                .validationFailed, "The pin has changed: If-Match \(expected) does not match its current version \"\(current)\"."))
+            response(
+                status: .preconditionFailed,
+                ParseError(
+                    .validationFailed, "The pin has changed: If-Match \(expected) does not match its current version \"\(current)\"."))
         case .idempotencyKeyReused:
-            response(status: .unprocessableContent, ParseError(
-                .validationFailed, "This Idempotency-Key was already used for a different request."))
+            response(
+                status: .unprocessableContent,
+                ParseError(
+                    .validationFailed, "This Idempotency-Key was already used for a different request."))
         case .missingInternalToken:
             response(status: .unauthorized, ParseError(.invalidSessionToken, "This service only answers requests that carry the internal token."))
         case .missingActor:
             response(status: .unauthorized, ParseError(.invalidSessionToken, "Writes need the acting account in a valid X-Actor header."))
         case .databaseUnavailable:
-            response(status: .serviceUnavailable, ParseError(.connectionFailed, "The database is unavailable; try again shortly."),
-                     headers: [.retryAfter: "1"])
+            response(
+                status: .serviceUnavailable, ParseError(.connectionFailed, "The database is unavailable; try again shortly."),
+                headers: [.retryAfter: "1"])
         case .busy:
             response(status: .conflict, ParseError(.internalServerError, "The pin is being changed by other requests; try again."))
         }

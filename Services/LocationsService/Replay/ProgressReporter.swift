@@ -10,9 +10,12 @@ final class ProgressReporter: @unchecked Sendable {
     private var lastShown = ContinuousClock.now
     private let lock = NSLock()
 
-    init(total: Int, interactive: Bool = isatty(STDOUT_FILENO) == 1, write: @escaping (String) -> Void = { text in
-        FileHandle.standardOutput.write(Data(text.utf8))
-    }) {
+    init(
+        total: Int, interactive: Bool = isatty(STDOUT_FILENO) == 1,
+        write: @escaping (String) -> Void = { text in
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    ) {
         self.total = max(total, 0)
         self.interactive = interactive
         self.write = write

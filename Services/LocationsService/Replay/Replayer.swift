@@ -33,7 +33,8 @@ struct Replayer: Sendable {
             let progress = makeProgress(total)
 
             try await connection.query("DROP TABLE IF EXISTS locations.\(unescaped: table)", logger: logger)
-            try await connection.query("""
+            try await connection.query(
+                """
                 CREATE TABLE locations.\(unescaped: table) (LIKE locations.pins INCLUDING DEFAULTS)
                 """, logger: logger)
 
@@ -43,16 +44,19 @@ struct Replayer: Sendable {
             var cursor = LogPosition.start
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
             do {
-                let newest = try await connection.query("""
+                let newest = try await connection.query(
+                    """
                     SELECT transaction_id::text::bigint, position FROM locations.events
                     WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
                     ORDER BY events.transaction_id DESC, events.position DESC LIMIT 1
-                    """, logger: logger).collect()
+                    """, logger: logger
+                ).collect()
                 if let row = newest.first {
                     let (transaction, position) = try row.decode((Int64, Int64).self)
                     cursor = LogPosition(transactionId: transaction, position: position)
                 }
-                let rows = try await connection.query("""
+                let rows = try await connection.query(
+                    """
                     SELECT stream_name, stream_version, position, event_type = \(LocationEventType.deleted.rawValue)
                     FROM locations.events
                     WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -71,20 +75,24 @@ struct Replayer: Sendable {
 
             // 2. Load the pins those events describe straight from the log into the shadow table, then index it.
             let winners = last.values.filter { !$0.deleted }.map(\.position)
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
                 SELECT data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
                        data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
                        (data->>'createdAt')::timestamptz, (data->>'updatedAt')::timestamptz, stream_version
                 FROM locations.events JOIN unnest(\(winners)::bigint[]) AS winner(position) USING (position)
                 """, logger: logger)
-            try await connection.query("""
+            try await connection.query(
+                """
                 ALTER TABLE locations.\(unescaped: table) ADD CONSTRAINT \(unescaped: table)_pkey PRIMARY KEY (object_id)
                 """, logger: logger)
-            try await connection.query("""
+            try await connection.query(
+                """
                 CREATE INDEX \(unescaped: table)_newest_first ON locations.\(unescaped: table) (updated_at DESC, object_id DESC)
                 """, logger: logger)
-            try await connection.query("""
+            try await connection.query(
+                """
                 CREATE INDEX \(unescaped: table)_by_owner ON locations.\(unescaped: table) (unique_key, updated_at DESC)
                 """, logger: logger)
 
@@ -129,7 +137,8 @@ struct Replayer: Sendable {
 
     private func eventsAfter(_ cursor: LogPosition, belowHorizon: Bool, on connection: PostgresConnection) async throws -> [RecordedEvent] {
         let horizon = belowHorizon ? "AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())" : ""
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             SELECT \(unescaped: RecordedEvent.columns)
             FROM locations.events
             WHERE (transaction_id, position) > (\(String(cursor.transactionId))::xid8, \(cursor.position))
@@ -148,17 +157,19 @@ struct Replayer: Sendable {
     /// Applies events to a table that already holds the state before them.
     private func apply(_ events: [RecordedEvent], to table: String, on connection: PostgresConnection) async throws {
         var fold = PinFold()
-        events.forEach { fold.apply($0) }
+        for event in events { fold.apply(event) }
         guard !fold.isEmpty else { return }
         if !fold.deletions.isEmpty {
-            try await connection.query("""
+            try await connection.query(
+                """
                 DELETE FROM locations.\(unescaped: table) WHERE object_id = ANY(\(Array(fold.deletions)))
                 """, logger: logger)
         }
         guard !fold.rows.isEmpty else { return }
         let rows = Array(fold.rows.values)
         let pins = rows.map(\.location)
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
             SELECT object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
                    created_at::timestamptz, updated_at::timestamptz, version
@@ -187,7 +198,8 @@ struct Replayer: Sendable {
         ] {
             try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO locations.projection_checkpoints (projection, transaction_id, position)
             VALUES ('pins', \(String(checkpoint.transactionId))::xid8, \(checkpoint.position))
             ON CONFLICT (projection) DO UPDATE
@@ -208,7 +220,8 @@ struct Replayer: Sendable {
                    r.created_at, r.updated_at, r.version)
             """
         let count = try await count("SELECT count(*) \(unescaped: differing)", on: connection)
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             SELECT coalesce(l.object_id, r.object_id),
                    CASE WHEN l.object_id IS NULL THEN 'missing from the live read model'
                         WHEN r.object_id IS NULL THEN 'in the live read model but not in the log'
@@ -224,6 +237,8 @@ struct Replayer: Sendable {
         return (count, lines)
     }
 
-    static let columns = ["object_id", "unique_key", "first_name", "last_name", "map_string", "media_url",
-                          "latitude", "longitude", "created_at", "updated_at", "version"]
+    static let columns = [
+        "object_id", "unique_key", "first_name", "last_name", "map_string", "media_url",
+        "latitude", "longitude", "created_at", "updated_at", "version",
+    ]
 }

@@ -1,8 +1,8 @@
-import ServiceKit
 import Foundation
 import Logging
 import OnTheMapShared
 import PostgresNIO
+import ServiceKit
 
 /// The append-only event log of `locations.events`, with the read model written in the same statement.
 ///
@@ -25,32 +25,34 @@ struct EventStore: Sendable {
     /// none: a clash of any one fails the statement. Answers each pin's position, in the order given.
     func appendPosted(_ batch: [(location: StudentLocation, metadata: EventMetadata)]) async throws -> [LogPosition] {
         let streams = batch.map { StreamName($0.location.objectId).rawValue }
-        let rows = try await appendRows(PostgresQuery("""
-            WITH input AS (
-                SELECT * FROM unnest(\(streams)::text[], \(batch.map { $0.location.objectId.rawValue })::text[], \(batch.map { String(decoding: $0.location.jsonBytes, as: UTF8.self) })::text[],
-                                     \(batch.map { $0.metadata.json })::text[], \(batch.map { $0.metadata.actor.key })::text[], \(batch.map { $0.metadata.idempotencyKey ?? "" })::text[],
-                                     \(batch.map { $0.location.uniqueKey })::text[], \(batch.map { $0.location.firstName })::text[],
-                                     \(batch.map { $0.location.lastName })::text[], \(batch.map { $0.location.mapString })::text[],
-                                     \(batch.map { $0.location.mediaURL })::text[], \(batch.map { $0.location.latitude })::float8[],
-                                     \(batch.map { $0.location.longitude })::float8[], \(batch.map { $0.location.createdAt.iso8601 })::text[])
-                    WITH ORDINALITY AS t(stream_name, object_id, data, metadata, actor_key, idempotency_key, unique_key, first_name, last_name,
-                                         map_string, media_url, latitude, longitude, created_at, n)
-            ), appended AS (
-                INSERT INTO locations.events
-                    (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                SELECT stream_name, 1, \(LocationEventType.posted.rawValue), \(LocationEventType.schemaVersion),
-                       data::jsonb, metadata::jsonb, actor_key, NULLIF(idempotency_key, '')
-                FROM input ORDER BY n
-                RETURNING transaction_id, position, stream_name
-            ), projected AS (
-                INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
-                                            latitude, longitude, created_at, updated_at, version)
-                SELECT object_id, unique_key, first_name, last_name, map_string, media_url,
-                       latitude, longitude, created_at::timestamptz, created_at::timestamptz, 1
-                FROM input
-            )
-            SELECT transaction_id::text::bigint, position, stream_name FROM appended
-            """))
+        let rows = try await appendRows(
+            PostgresQuery(
+                """
+                WITH input AS (
+                    SELECT * FROM unnest(\(streams)::text[], \(batch.map { $0.location.objectId.rawValue })::text[], \(batch.map { String(decoding: $0.location.jsonBytes, as: UTF8.self) })::text[],
+                                         \(batch.map { $0.metadata.json })::text[], \(batch.map { $0.metadata.actor.key })::text[], \(batch.map { $0.metadata.idempotencyKey ?? "" })::text[],
+                                         \(batch.map { $0.location.uniqueKey })::text[], \(batch.map { $0.location.firstName })::text[],
+                                         \(batch.map { $0.location.lastName })::text[], \(batch.map { $0.location.mapString })::text[],
+                                         \(batch.map { $0.location.mediaURL })::text[], \(batch.map { $0.location.latitude })::float8[],
+                                         \(batch.map { $0.location.longitude })::float8[], \(batch.map { $0.location.createdAt.iso8601 })::text[])
+                        WITH ORDINALITY AS t(stream_name, object_id, data, metadata, actor_key, idempotency_key, unique_key, first_name, last_name,
+                                             map_string, media_url, latitude, longitude, created_at, n)
+                ), appended AS (
+                    INSERT INTO locations.events
+                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                    SELECT stream_name, 1, \(LocationEventType.posted.rawValue), \(LocationEventType.schemaVersion),
+                           data::jsonb, metadata::jsonb, actor_key, NULLIF(idempotency_key, '')
+                    FROM input ORDER BY n
+                    RETURNING transaction_id, position, stream_name
+                ), projected AS (
+                    INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
+                                                latitude, longitude, created_at, updated_at, version)
+                    SELECT object_id, unique_key, first_name, last_name, map_string, media_url,
+                           latitude, longitude, created_at::timestamptz, created_at::timestamptz, 1
+                    FROM input
+                )
+                SELECT transaction_id::text::bigint, position, stream_name FROM appended
+                """))
         var positions: [String: LogPosition] = [:]
         for row in rows {
             let (transaction, position, stream) = try row.decode((Int64, Int64, String).self)
@@ -69,23 +71,25 @@ struct EventStore: Sendable {
         let stream = StreamName(location.objectId).rawValue
         let data = String(decoding: location.jsonBytes, as: UTF8.self)
         let version = expectedVersion + 1
-        return try await append(PostgresQuery("""
-            WITH appended AS (
-                INSERT INTO locations.events
-                    (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                VALUES (\(stream), \(version), \(LocationEventType.updated.rawValue), \(LocationEventType.schemaVersion),
-                        \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
-                RETURNING transaction_id, position
-            ), projected AS (
-                UPDATE locations.pins
-                SET unique_key = \(location.uniqueKey), first_name = \(location.firstName), last_name = \(location.lastName),
-                    map_string = \(location.mapString), media_url = \(location.mediaURL),
-                    latitude = \(location.latitude), longitude = \(location.longitude),
-                    updated_at = \(location.updatedAt.iso8601)::timestamptz, version = \(version)
-                WHERE object_id = \(location.objectId.rawValue)
-            )
-            SELECT transaction_id::text::bigint, position FROM appended
-            """))
+        return try await append(
+            PostgresQuery(
+                """
+                WITH appended AS (
+                    INSERT INTO locations.events
+                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                    VALUES (\(stream), \(version), \(LocationEventType.updated.rawValue), \(LocationEventType.schemaVersion),
+                            \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
+                    RETURNING transaction_id, position
+                ), projected AS (
+                    UPDATE locations.pins
+                    SET unique_key = \(location.uniqueKey), first_name = \(location.firstName), last_name = \(location.lastName),
+                        map_string = \(location.mapString), media_url = \(location.mediaURL),
+                        latitude = \(location.latitude), longitude = \(location.longitude),
+                        updated_at = \(location.updatedAt.iso8601)::timestamptz, version = \(version)
+                    WHERE object_id = \(location.objectId.rawValue)
+                )
+                SELECT transaction_id::text::bigint, position FROM appended
+                """))
     }
 
     /// `LocationDeleted` at `expectedVersion + 1`; the pin leaves the read model, its history stays.
@@ -94,18 +98,20 @@ struct EventStore: Sendable {
         let stream = StreamName(deletion.objectId).rawValue
         let data = try String(decoding: JSONEncoder().encode(deletion), as: UTF8.self)
         let version = expectedVersion + 1
-        return try await append(PostgresQuery("""
-            WITH appended AS (
-                INSERT INTO locations.events
-                    (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                VALUES (\(stream), \(version), \(LocationEventType.deleted.rawValue), \(LocationEventType.schemaVersion),
-                        \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
-                RETURNING transaction_id, position
-            ), projected AS (
-                DELETE FROM locations.pins WHERE object_id = \(deletion.objectId.rawValue)
-            )
-            SELECT transaction_id::text::bigint, position FROM appended
-            """))
+        return try await append(
+            PostgresQuery(
+                """
+                WITH appended AS (
+                    INSERT INTO locations.events
+                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                    VALUES (\(stream), \(version), \(LocationEventType.deleted.rawValue), \(LocationEventType.schemaVersion),
+                            \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
+                    RETURNING transaction_id, position
+                ), projected AS (
+                    DELETE FROM locations.pins WHERE object_id = \(deletion.objectId.rawValue)
+                )
+                SELECT transaction_id::text::bigint, position FROM appended
+                """))
     }
 
     private func append(_ query: PostgresQuery) async throws -> LogPosition {
@@ -128,7 +134,8 @@ struct EventStore: Sendable {
 
     /// The pin a `LocationPosted` with this actor's idempotency key created, and the hash of its request.
     func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT data::text, metadata->>'requestHash' FROM locations.events
             WHERE actor_key = \(actorKey) AND idempotency_key = \(idempotencyKey)
             """)
@@ -143,7 +150,8 @@ struct EventStore: Sendable {
     /// Events after `position` in commit order, never past the oldest transaction still running: an event
     /// below that horizon can no longer be joined by an earlier one that commits late.
     func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT \(unescaped: RecordedEvent.columns)
             FROM locations.events
             WHERE (transaction_id, position) > (\(String(position.transactionId))::xid8, \(position.position))
@@ -156,7 +164,8 @@ struct EventStore: Sendable {
 
     /// The newest position a follower may read up to right now.
     func head() async throws -> LogPosition {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT transaction_id::text::bigint, position
             FROM locations.events
             WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -187,10 +196,14 @@ struct RecordedEvent: Sendable, Hashable {
         """
 
     init(_ row: PostgresRow) throws {
-        let (transaction, position, version, type, recordedAt, objectId, uniqueKey, firstName, lastName, mapString,
-             mediaURL, latitude, longitude, createdAt, changedAt) = try row.decode(
-                (Int64, Int64, Int, String, Date, String, String, String?, String?, String?,
-                 String?, Double?, Double?, String?, String?).self)
+        let (
+            transaction, position, version, type, recordedAt, objectId, uniqueKey, firstName, lastName, mapString,
+            mediaURL, latitude, longitude, createdAt, changedAt
+        ) = try row.decode(
+            (
+                Int64, Int64, Int, String, Date, String, String, String?, String?, String?,
+                String?, Double?, Double?, String?, String?
+            ).self)
         self.position = LogPosition(transactionId: transaction, position: position)
         self.streamVersion = version
         self.recordedAt = Timestamp(recordedAt)
@@ -201,10 +214,11 @@ struct RecordedEvent: Sendable, Hashable {
         case .deleted:
             change = .deleted(LocationDeleted(objectId: ObjectID(objectId), uniqueKey: uniqueKey, deletedAt: changed))
         case .posted, .updated:
-            change = .upserted(StudentLocation(
-                objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName ?? "", lastName: lastName ?? "",
-                mapString: mapString ?? "", mediaURL: mediaURL ?? "", latitude: latitude ?? 0, longitude: longitude ?? 0,
-                createdAt: createdAt.flatMap(Timestamp.init(iso8601:)) ?? changed, updatedAt: changed))
+            change = .upserted(
+                StudentLocation(
+                    objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName ?? "", lastName: lastName ?? "",
+                    mapString: mapString ?? "", mediaURL: mediaURL ?? "", latitude: latitude ?? 0, longitude: longitude ?? 0,
+                    createdAt: createdAt.flatMap(Timestamp.init(iso8601:)) ?? changed, updatedAt: changed))
         }
     }
 }

@@ -1,8 +1,8 @@
-import ServiceKit
 import Foundation
 import Logging
 import OnTheMapShared
 import PostgresNIO
+import ServiceKit
 
 /// Reads the current pins from `locations.pins`, the projection `EventStore` keeps up to date.
 struct ReadModel: Sendable {
@@ -19,7 +19,8 @@ struct ReadModel: Sendable {
     }
 
     func pin(_ objectId: ObjectID) async throws -> Pin? {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT \(unescaped: Self.columns) FROM locations.pins WHERE object_id = \(objectId.rawValue)
             """)
         return try rows.first.map(Self.pin(from:))
@@ -53,7 +54,8 @@ struct ReadModel: Sendable {
     /// Where the log and this model stand: the log's head position, the pins, and the position the last
     /// replay rebuilt the model to (0 when none has).
     func standing() async throws -> (head: Int64, pins: Int64, replayed: Int64) {
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT (SELECT coalesce(max(position), 0) FROM locations.events),
                    (SELECT count(*) FROM locations.pins),
                    (SELECT coalesce(max(position), 0) FROM locations.projection_checkpoints WHERE projection = 'pins')
@@ -65,9 +67,10 @@ struct ReadModel: Sendable {
     static func pin(from row: PostgresRow) throws -> Pin {
         let (objectId, uniqueKey, firstName, lastName, mapString, mediaURL, latitude, longitude, createdAt, updatedAt, version) =
             try row.decode((String, String, String, String, String, String, Double, Double, Date, Date, Int).self)
-        return Pin(location: StudentLocation(
-            objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName, lastName: lastName,
-            mapString: mapString, mediaURL: mediaURL, latitude: latitude, longitude: longitude,
-            createdAt: Timestamp(createdAt), updatedAt: Timestamp(updatedAt)), version: version)
+        return Pin(
+            location: StudentLocation(
+                objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName, lastName: lastName,
+                mapString: mapString, mediaURL: mediaURL, latitude: latitude, longitude: longitude,
+                createdAt: Timestamp(createdAt), updatedAt: Timestamp(updatedAt)), version: version)
     }
 }

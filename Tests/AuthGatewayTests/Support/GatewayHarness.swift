@@ -1,11 +1,12 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import HTTPTypes
 import NIOCore
 import OnTheMapShared
 import ServiceKit
 import TestSupport
+
 @testable import AuthGateway
 
 /// A real locations-service process and the gateway in front of it on a real socket, on a fresh database.
@@ -64,9 +65,11 @@ extension TestClientProtocol {
 
     func signUp(_ student: Student) async throws -> Student {
         var student = student
-        let reply = try await send(.post, "/v1/accounts", body: """
-            {"email":"\(student.email)","password":"\(student.password)","firstName":"\(student.firstName)","lastName":"\(student.lastName)"}
-            """)
+        let reply = try await send(
+            .post, "/v1/accounts",
+            body: """
+                {"email":"\(student.email)","password":"\(student.password)","firstName":"\(student.firstName)","lastName":"\(student.lastName)"}
+                """)
         guard reply.status == .created, let key = (reply.json["account"] as? [String: Any])?["key"] as? String else {
             throw HarnessError("sign-up failed: \(reply.status) \(reply.body)")
         }
@@ -89,9 +92,11 @@ extension TestClientProtocol {
     }
 
     func postPin(as student: Student, mapString: String = "Mountain View, CA") async throws -> String {
-        let reply = try await send(.post, "/v1/StudentLocation", body: """
-            {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"\(mapString)","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}
-            """, headers: [student.bearer])
+        let reply = try await send(
+            .post, "/v1/StudentLocation",
+            body: """
+                {"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"\(mapString)","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}
+                """, headers: [student.bearer])
         guard reply.status == .ok, let id = reply.json["objectId"] as? String else {
             throw HarnessError("post failed: \(reply.status) \(reply.body)")
         }

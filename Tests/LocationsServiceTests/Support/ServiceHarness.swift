@@ -1,15 +1,18 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
 import TestSupport
+
 @testable import LocationsService
 
 /// Runs the real application on a real socket against a fresh database.
-func withLiveService(configure: (inout ServiceConfiguration) -> Void = { _ in },
-                     _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void) async throws {
+func withLiveService(
+    configure: (inout ServiceConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void
+) async throws {
     let database = try await TestDatabase.create()
     var configuration = try database.configuration()
     configure(&configuration)
@@ -20,19 +23,25 @@ func withLiveService(configure: (inout ServiceConfiguration) -> Void = { _ in },
 }
 
 extension TestClientProtocol {
-    func send(_ method: HTTPRequest.Method, _ uri: String, as actor: Actor? = nil, body: String? = nil,
-              headers extra: [HTTPField] = [], token: Bool = true) async throws -> Reply {
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, as actor: Actor? = nil, body: String? = nil,
+        headers extra: [HTTPField] = [], token: Bool = true
+    ) async throws -> Reply {
         var headers = TestActors.headers(as: actor, extra)
         if !token { headers[.authorization] = nil }
         return try await reply(method, uri, headers: headers, body: body)
     }
 
     /// Posts a pin as `actor` and returns its objectId.
-    func post(as actor: Actor, mapString: String = "Mountain View, CA", mediaURL: String = "https://udacity.com",
-              latitude: Double = 37.386052, longitude: Double = -122.083851) async throws -> String {
-        let reply = try await send(.post, "/v1/StudentLocation", as: actor, body: """
-            {"mapString":"\(mapString)","mediaURL":"\(mediaURL)","latitude":\(latitude),"longitude":\(longitude)}
-            """)
+    func post(
+        as actor: Actor, mapString: String = "Mountain View, CA", mediaURL: String = "https://udacity.com",
+        latitude: Double = 37.386052, longitude: Double = -122.083851
+    ) async throws -> String {
+        let reply = try await send(
+            .post, "/v1/StudentLocation", as: actor,
+            body: """
+                {"mapString":"\(mapString)","mediaURL":"\(mediaURL)","latitude":\(latitude),"longitude":\(longitude)}
+                """)
         guard reply.status == .ok, let id = reply.json["objectId"] as? String else {
             throw HarnessError("POST failed: \(reply.status) \(reply.body)")
         }

@@ -1,6 +1,7 @@
 import PostgresNIO
 import ServiceKit
 import TestSupport
+
 @testable import LocationsService
 
 extension TestDatabase {

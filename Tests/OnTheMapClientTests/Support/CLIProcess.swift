@@ -17,8 +17,10 @@ struct CLI: Sendable {
     var configFolder: URL { home.appendingPathComponent("config/onthemap") }
 
     var environment: [String: String] {
-        ["HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent("config").path, "ONTHEMAP_GATEWAY": gateway,
-         "PATH": "/usr/bin:/bin", "TERM": "xterm-256color"]
+        [
+            "HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent("config").path, "ONTHEMAP_GATEWAY": gateway,
+            "PATH": "/usr/bin:/bin", "TERM": "xterm-256color",
+        ]
     }
 
     struct Result: Sendable {
@@ -29,15 +31,19 @@ struct CLI: Sendable {
     }
 
     /// Runs one command to its end, `input` on stdin, stdout and stderr apart, with `extra` in its environment.
-    func run(_ arguments: [String], input: String = "", environmentAdding extra: [String: String] = [:],
-             timeout: Duration = .seconds(30)) async throws -> Result {
+    func run(
+        _ arguments: [String], input: String = "", environmentAdding extra: [String: String] = [:],
+        timeout: Duration = .seconds(30)
+    ) async throws -> Result {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
         process.environment = environment.merging(extra) { $1 }
         let folder = FileManager.default.temporaryDirectory
-        let (inFile, outFile, errFile) = (folder.appendingPathComponent("cli-in-\(UUID())"), folder.appendingPathComponent("cli-out-\(UUID())"),
-                                          folder.appendingPathComponent("cli-err-\(UUID())"))
+        let (inFile, outFile, errFile) = (
+            folder.appendingPathComponent("cli-in-\(UUID())"), folder.appendingPathComponent("cli-out-\(UUID())"),
+            folder.appendingPathComponent("cli-err-\(UUID())")
+        )
         try Data(input.utf8).write(to: inFile)
         for file in [outFile, errFile] { FileManager.default.createFile(atPath: file.path, contents: nil) }
         defer { for file in [inFile, outFile, errFile] { try? FileManager.default.removeItem(at: file) } }
@@ -51,8 +57,9 @@ struct CLI: Sendable {
         let elapsed = ContinuousClock.now - started
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: (try? String(contentsOf: outFile, encoding: .utf8)) ?? "",
-                      errors: (try? String(contentsOf: errFile, encoding: .utf8)) ?? "", elapsed: elapsed)
+        return Result(
+            status: process.terminationStatus, output: (try? String(contentsOf: outFile, encoding: .utf8)) ?? "",
+            errors: (try? String(contentsOf: errFile, encoding: .utf8)) ?? "", elapsed: elapsed)
     }
 
     /// Starts a long-running command (`watch`), its stdout collected in a file that `output` reads.

@@ -1,8 +1,8 @@
 import Foundation
 import OnTheMapClient
 import OnTheMapShared
-import Testing
 import TestSupport
+import Testing
 
 /// The whole system as a student meets it: locations-service and the gateway as real processes on a
 /// fresh database. A second gateway on the same database and service stands in for another machine.
@@ -27,8 +27,11 @@ final class ClientSystem: @unchecked Sendable {
     }
 
     static func startGateway(database: TestDatabase, locationsPort: Int, port: Int = freePort()) throws -> ServiceProcess {
-        try ServiceProcess("auth-gateway", environment: [
-            "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locationsPort)", "LOG_LEVEL": "warning"], port: port)
+        try ServiceProcess(
+            "auth-gateway",
+            environment: [
+                "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locationsPort)", "LOG_LEVEL": "warning",
+            ], port: port)
     }
 
     /// Runs `body` with a started system and stops it afterwards, whatever happens.
@@ -67,8 +70,10 @@ final class ClientSystem: @unchecked Sendable {
     func client(_ session: Session? = nil) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
 
     /// A new student, signed up and logged in.
-    func student(_ email: String, firstName: String = "Ada", lastName: String = "Lovelace",
-                 password: String = "correct horse battery") async throws -> OnTheMapClient {
+    func student(
+        _ email: String, firstName: String = "Ada", lastName: String = "Lovelace",
+        password: String = "correct horse battery"
+    ) async throws -> OnTheMapClient {
         let client = client()
         try await client.signUp(email: email, password: password, firstName: firstName, lastName: lastName)
         return self.client(try await client.logIn(email: email, password: password))
@@ -76,7 +81,8 @@ final class ClientSystem: @unchecked Sendable {
 }
 
 extension OnTheMapClient {
-    func postPin(_ place: String, latitude: Double = 52.52, longitude: Double = 13.40, link: String = "https://example.com") async throws -> ObjectID {
+    func postPin(_ place: String, latitude: Double = 52.52, longitude: Double = 13.40, link: String = "https://example.com") async throws -> ObjectID
+    {
         try await post(LocationInput(mapString: place, mediaURL: link, latitude: latitude, longitude: longitude)).objectId
     }
 }
