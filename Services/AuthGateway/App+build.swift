@@ -54,7 +54,8 @@ func buildApplication(
     let router = Router(context: GatewayRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(ClientAddressMiddleware(trustedProxies: configuration.limits.trustedProxies))
-    router.middlewares.add(UnknownRouteMiddleware())
+    let routes = UnknownRouteMiddleware.Routes()
+    router.middlewares.add(UnknownRouteMiddleware(routes: routes))
     router.middlewares.add(LogRequestsMiddleware(.debug))
     let counters = RequestCounters(registry: registry)
     router.middlewares.add(RequestCountingMiddleware(counters))
@@ -97,6 +98,7 @@ func buildApplication(
     for (path, legacy) in LocationsProxyController.mounts {
         proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
     }
+    routes.know(router.routes)
 
     let hotRead = LatestListHotRead(latest: latest)
     var app = Application(
