@@ -98,7 +98,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         // Our side ends here; the whole connection once the client has read the answer and closed its
         // side, or at the next tick (closing at once could reset the answer away before it is read).
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(mode: .output, promise: nil) }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(mode: .output, promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -99,7 +99,7 @@ import Testing
             // Served from the cache: locations-service, which holds the pins, still reaches its database.
             #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [kept.bearer]).status == .ok)
             // Ended elsewhere while this replica hears nothing (another replica's logout, straight in the table).
-            try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
+            _ = try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
                 try await client.query("UPDATE auth.sessions SET revoked_at = now() WHERE account_key = \(revoked.key)", logger: TestDatabase.logger)
             }
 

@@ -23,7 +23,7 @@ public final class ServiceProcess: @unchecked Sendable {
     public init(_ name: String, environment: [String: String], port: Int = freePort()) throws {
         self.port = port
         log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(port)-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = Self.binary(name)
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port)]
         process.environment = environment.merging(["INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "info"]) { mine, _ in mine }

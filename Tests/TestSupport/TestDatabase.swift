@@ -23,7 +23,7 @@ public struct TestDatabase: Sendable {
 
     public static func create() async throws -> TestDatabase {
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
-        try await withPostgresClient(try DatabaseURL(adminURL), logger: logger) { client in
+        _ = try await withPostgresClient(try DatabaseURL(adminURL), logger: logger) { client in
             try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
         }
         var components = URLComponents(string: adminURL)!

@@ -45,7 +45,7 @@ struct CLI: Sendable {
             folder.appendingPathComponent("cli-err-\(UUID())")
         )
         try Data(input.utf8).write(to: inFile)
-        for file in [outFile, errFile] { FileManager.default.createFile(atPath: file.path, contents: nil) }
+        for file in [outFile, errFile] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
         defer { for file in [inFile, outFile, errFile] { try? FileManager.default.removeItem(at: file) } }
         process.standardInput = try FileHandle(forReadingFrom: inFile)
         process.standardOutput = try FileHandle(forWritingTo: outFile)
@@ -77,7 +77,7 @@ final class RunningCLI: @unchecked Sendable {
         process.executableURL = CLI.binary
         process.arguments = arguments
         process.environment = environment
-        for file in [outFile, errFile] { FileManager.default.createFile(atPath: file.path, contents: nil) }
+        for file in [outFile, errFile] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outFile)
         process.standardError = try FileHandle(forWritingTo: errFile)

@@ -69,7 +69,7 @@ enum PseudoTerminal {
             try encode([stopped.map { Int($0.pid) } ?? 0, stopped?.when ?? ""] as [Any]),
         ]
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("pty-\(UUID())")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         process.standardOutput = try FileHandle(forWritingTo: output)
         try process.run()
