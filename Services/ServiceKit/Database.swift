@@ -25,10 +25,8 @@ public struct Database: Sendable {
     /// Runs one statement that only reads, and returns all its rows (request-path results are small).
     /// A statement that changes data goes through `write`.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await OperatorMetrics.query {
-            try await withDeadline(timeout) { [client, logger] in
-                try await client.query(query, logger: logger).collect()
-            }
+        try await measuredWithinTimeout { client, logger in
+            try await client.query(query, logger: logger).collect()
         }
     }
 
@@ -43,14 +41,21 @@ public struct Database: Sendable {
     /// commit is done, and fails if the connection died first. That failure is an outage like any other (a
     /// 503; a client retrying under its Idempotency-Key then finds its pin if the commit did happen).
     public func write(_ statement: PostgresQuery) async throws -> [PostgresRow] {
-        try await OperatorMetrics.query {
-            try await withDeadline(timeout) { [client, logger] in
-                try await client.withConnection { connection in
-                    let rows = try await connection.query(statement, logger: logger).collect()
-                    try await connection.query("", logger: logger)
-                    return rows
-                }
+        try await measuredWithinTimeout { client, logger in
+            try await client.withConnection { connection in
+                let rows = try await connection.query(statement, logger: logger).collect()
+                try await connection.query("", logger: logger)
+                return rows
             }
+        }
+    }
+
+    /// What every statement of the request path goes through: counted and timed, and cut off at `timeout`.
+    private func measuredWithinTimeout(
+        _ run: @escaping @Sendable (PostgresClient, Logger) async throws -> [PostgresRow]
+    ) async throws -> [PostgresRow] {
+        try await OperatorMetrics.query {
+            try await withDeadline(timeout) { [client, logger] in try await run(client, logger) }
         }
     }
 }
