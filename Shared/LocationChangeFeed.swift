@@ -50,15 +50,6 @@ public struct LocationChangeEvent: Codable, Sendable, Equatable {
 
     /// The JSON an SSE `data:` line carries: the pin itself, or the deletion.
     public var dataJSON: [UInt8] {
-        if let location { return location.jsonBytes }
-        var json = JSONWriter()
-        json.beginObject()
-        if let deletion {
-            json.field("objectId", deletion.objectId.rawValue)
-            json.field("uniqueKey", deletion.uniqueKey)
-            json.field("deletedAt", deletion.deletedAt.iso8601)
-        }
-        json.endObject()
-        return json.bytes
+        location?.jsonBytes ?? deletion?.jsonBytes ?? Array("{}".utf8)
     }
 }

@@ -24,6 +24,17 @@ public struct LocationDeleted: Hashable, Sendable, Codable {
         self.uniqueKey = uniqueKey
         self.deletedAt = deletedAt
     }
+
+    /// The event's payload in the log, and the `data:` of its live-feed event.
+    public var jsonBytes: [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("objectId", objectId.rawValue)
+        json.field("uniqueKey", uniqueKey)
+        json.field("deletedAt", deletedAt.iso8601)
+        json.endObject()
+        return json.bytes
+    }
 }
 
 /// One change to one pin as followers of the log see it (the live feed, replay).

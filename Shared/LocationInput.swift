@@ -4,7 +4,7 @@ import Foundation
 /// fields, and which are required is the service's rule, not the wire's. Unknown keys are ignored.
 ///
 /// `uniqueKey`, `firstName` and `lastName` are read but never trusted: the acting account replaces them.
-public struct LocationInput: Hashable, Sendable {
+public struct LocationInput: Hashable, Sendable, Codable {
     public var uniqueKey: String?
     public var firstName: String?
     public var lastName: String?
@@ -41,37 +41,18 @@ public struct LocationInput: Hashable, Sendable {
         }
     }
 
-    /// Decodes a body; a field that is present with the wrong JSON type is an error, `null` counts as absent.
+    /// Decodes a body; a field that is present with the wrong JSON type is an error, `null` counts as absent
+    /// (what the synthesized `decodeIfPresent` of each optional field does). The field named in a type error
+    /// is the last key of the decoder's coding path.
     public static func decode(_ body: some Collection<UInt8>) throws(ReadError) -> LocationInput {
-        let value: Any
         do {
-            value = try JSONSerialization.jsonObject(with: Data(body), options: [])
+            return try JSONDecoder().decode(LocationInput.self, from: Data(body))
+        } catch DecodingError.typeMismatch(let type, let context) {
+            guard let field = context.codingPath.last?.stringValue else { throw .notAnObject }
+            throw .wrongType(field: field, expected: type == String.self ? "a string" : "a number")
         } catch {
             throw .malformedJSON
         }
-        guard let object = value as? [String: Any] else { throw .notAnObject }
-
-        func string(_ field: String) throws(ReadError) -> String? {
-            guard let raw = object[field], !(raw is NSNull) else { return nil }
-            guard let text = raw as? String else { throw .wrongType(field: field, expected: "a string") }
-            return text
-        }
-        func number(_ field: String) throws(ReadError) -> Double? {
-            guard let raw = object[field], !(raw is NSNull) else { return nil }
-            guard let number = raw as? NSNumber, !number.isBoolean else { throw .wrongType(field: field, expected: "a number") }
-            // A number with many digits arrives as an NSDecimalNumber whose `doubleValue` can be a unit in the
-            // last place off (-122.0838511111111 became -122.08385111111109); its text reads back exactly.
-            return Double(number.stringValue) ?? number.doubleValue
-        }
-        return LocationInput(
-            uniqueKey: try string("uniqueKey"),
-            firstName: try string("firstName"),
-            lastName: try string("lastName"),
-            mapString: try string("mapString"),
-            mediaURL: try string("mediaURL"),
-            latitude: try number("latitude"),
-            longitude: try number("longitude")
-        )
     }
 
     public var jsonBytes: [UInt8] {
@@ -87,9 +68,4 @@ public struct LocationInput: Hashable, Sendable {
         json.endObject()
         return json.bytes
     }
-}
-
-extension NSNumber {
-    /// JSON `true`/`false` arrive as NSNumber too (type code `c`); JSON numbers never use that code.
-    var isBoolean: Bool { String(cString: objCType) == "c" }
 }

@@ -17,24 +17,36 @@ public enum WhereFilter {
     public static func parse(_ text: String) throws(Invalid) -> [Field: String] {
         // Some clients encode spaces in the JSON as `+`, form style.
         let candidates = [text, text.replacingOccurrences(of: "+", with: " ")]
-        guard
-            let object = candidates.lazy.compactMap({ candidate in
-                (try? JSONSerialization.jsonObject(with: Data(candidate.utf8))) as? [String: Any]
-            }).first
-        else {
+        guard let conditions = candidates.lazy.compactMap({ try? JSONDecoder().decode(Conditions.self, from: Data($0.utf8)) }).first else {
             throw Invalid(message: "where must be a JSON object such as {\"uniqueKey\":\"1234\"}.")
         }
         var filters: [Field: String] = [:]
-        for (name, value) in object {
+        for (name, value) in conditions.pairs {
             guard let field = Field(rawValue: name) else {
                 throw Invalid(message: "where cannot filter on \(name); use uniqueKey, objectId, firstName, lastName, mapString or mediaURL.")
             }
-            guard let text = value as? String else {
+            guard let text = value else {
                 throw Invalid(message: "where supports only equality with a string, as in {\"\(name)\":\"value\"}.")
             }
             guard !text.contains("\u{0}") else { throw Invalid(message: "where values must not contain NUL characters.") }
             filters[field] = text
         }
         return filters
+    }
+
+    /// The object a `where` holds: each key with its value if that is a string.
+    private struct Conditions: Decodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        var pairs: [(name: String, value: String?)]
+
+        init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Key.self)
+            pairs = fields.allKeys.map { ($0.stringValue, fields.stringIfPresent($0)) }
+        }
     }
 }

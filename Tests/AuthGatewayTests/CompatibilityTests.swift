@@ -60,7 +60,22 @@ import Testing
                     #"{"udacity":{"username":"a@example.com"}}"#, .badRequest,
                     #"{"status":400,"parameter":"udacity.password","error":"trails.Error 400: Missing parameter 'password'"}"#
                 ),
+                // A username or password of another type, or a credential that is not an object, counts as none.
+                (
+                    #"{"udacity":{"username":42,"password":"x"}}"#, .badRequest,
+                    #"{"status":400,"parameter":"udacity.username","error":"trails.Error 400: Missing parameter 'username'"}"#
+                ),
+                (
+                    #"{"udacity":{"username":"a@example.com","password":null}}"#, .badRequest,
+                    #"{"status":400,"parameter":"udacity.password","error":"trails.Error 400: Missing parameter 'password'"}"#
+                ),
+                (
+                    #"{"udacity":null}"#, .badRequest,
+                    #"{"status":400,"parameter":"udacity.username","error":"trails.Error 400: Missing parameter 'username'"}"#
+                ),
                 (#"{}"#, .badRequest, #"{"status":400,"error":"Did not specify exactly one credential."}"#),
+                (#"["udacity"]"#, .badRequest, #"{"status":400,"error":"The request body must be a JSON object."}"#),
+                (#"{"udacity":"#, .badRequest, #"{"status":400,"error":"The request body must be a JSON object."}"#),
                 (
                     #"{"udacity":{"username":"a","password":"b"},"facebook_mobile":{"access_token":"t"}}"#, .badRequest,
                     #"{"status":400,"error":"Did not specify exactly one credential."}"#

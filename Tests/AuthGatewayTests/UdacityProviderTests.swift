@@ -38,6 +38,9 @@ import Testing
                 return text(
                     #"{"account":{"registered":true,"key":"\#(Self.renamedKey)"},"session":{"id":"1457628510Sd28f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#
                 )
+            case "numbered@udacity.com" where credentials["password"] == "udacity-password":
+                // An older answer: the key as a JSON number.
+                return text(#"{"account":{"registered":true,"key":\#(Self.numberedKey)},"session":{"id":"1457628510Se3"}}"#)
             default:
                 return text(#"{"status":403,"error":"Account not found or invalid credentials."}"#, status: .forbidden)
             }
@@ -46,12 +49,15 @@ import Testing
             let key = try context.parameters.require("key")
             let last = key == Self.renamedKey ? "Renamed \(profileReads.next())" : "Parkes"
             let user = #"{"first_name":"Jarrod","last_name":"\#(last)","key":"\#(key)","nickname":"Jarrod"}"#
+            // An older answer too: the user wrapped in "user" alone.
+            if key == String(Self.numberedKey) { return text(#"{"user":{"first_name":"Ada","last_name":7}}"#) }
             return text(#"{"first_name":"Jarrod","last_name":"\#(last)","key":"\#(key)","user":\#(user)}"#)
         }
         return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     }
 
     static let renamedKey = "5550001111"
+    static let numberedKey = 4_000_000_001
 
     final class ProfileReads: Sendable {
         private let count = Mutex(0)
@@ -78,13 +84,19 @@ import Testing
         }
     }
 
+    /// Logs in with the one good password: the account key and our session id in the answer.
+    static func logIn(_ client: any TestClientProtocol, _ username: String) async throws -> (key: String?, token: String) {
+        let login = try await client.send(
+            .post, "/v1/session", body: #"{"udacity":{"username":"\#(username)","password":"udacity-password"}}"#)
+        #expect(login.status == .ok)
+        let token = try #require((login.json["session"] as? [String: Any])?["id"] as? String)
+        return ((login.json["account"] as? [String: Any])?["key"] as? String, token)
+    }
+
     @Test func aUdacityLoginOpensOurSessionWithTheirKeyAndNames() async throws {
         try await Self.withUdacityGateway { client in
-            let login = try await client.send(
-                .post, "/v1/session", body: #"{"udacity":{"username":"student@udacity.com","password":"udacity-password"}}"#)
-            #expect(login.status == .ok)
-            #expect((login.json["account"] as? [String: Any])?["key"] as? String == "3903878747")
-            let token = try #require((login.json["session"] as? [String: Any])?["id"] as? String)
+            let (key, token) = try await Self.logIn(client, "student@udacity.com")
+            #expect(key == "3903878747")
             #expect(token != "1457628510Sc18f2ad4cd3fb317fb8e028488694088", "the session is ours, not Udacity's")
             let bearer = HTTPField(name: .authorization, value: "Bearer \(token)")
             let post = try await client.send(
@@ -98,6 +110,16 @@ import Testing
             #expect(pin.json["lastName"] as? String == "Parkes")
             let profile = try await client.send(.get, "/v1/users/me", headers: [bearer])
             #expect(profile.json["last_name"] as? String == "Parkes")
+        }
+    }
+
+    @Test func aKeyGivenAsANumberAndAUserWrappedAloneAreReadToo() async throws {
+        try await Self.withUdacityGateway { client in
+            let (key, token) = try await Self.logIn(client, "numbered@udacity.com")
+            #expect(key == "4000000001")
+            let profile = try await client.send(.get, "/v1/users/me", headers: [HTTPField(name: .authorization, value: "Bearer \(token)")])
+            #expect(profile.json["first_name"] as? String == "Ada")
+            #expect(profile.json["last_name"] as? String == "", "a name of another type counts as none")
         }
     }
 

@@ -22,12 +22,12 @@ struct AccountsController: Sendable {
 
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard provider.allowsSignUp else { throw GatewayError.signUpUnavailable }
-        let body = try await readJSONObject(request, limit: SessionController.maximumBodySize)
-        let email = EmailAddress((body["email"] as? String) ?? "")
+        let body = try await readJSONBody(request, as: SignUpBody.self, limit: SessionController.maximumBodySize)
+        let email = EmailAddress(body.email ?? "")
         if let problem = email.problem { throw GatewayError.invalidSignUp(parameter: "email", message: problem) }
-        let password = try Self.password(body["password"])
-        let firstName = try Self.name("firstName", body["firstName"])
-        let lastName = try Self.name("lastName", body["lastName"])
+        let password = try Self.password(body.password)
+        let firstName = try Self.name("firstName", body.firstName)
+        let lastName = try Self.name("lastName", body.lastName)
         // Counted once the request is one that would cost a password hash (a taken address too, so the
         // answer cannot be used to test addresses without limit).
         if let address = context.clientAddress, let seconds = try await throttle.admitSignUp(address: address) {
@@ -48,8 +48,8 @@ struct AccountsController: Sendable {
         return Response.json(json.bytes, status: .created)
     }
 
-    static func password(_ value: Any?) throws(GatewayError) -> String {
-        guard let password = value as? String, password.count >= minimumPasswordLength, !password.contains("\u{0}") else {
+    static func password(_ value: String?) throws(GatewayError) -> String {
+        guard let password = value, password.count >= minimumPasswordLength, !password.contains("\u{0}") else {
             throw .invalidSignUp(parameter: "password", message: "password must be at least \(minimumPasswordLength) characters.")
         }
         // bcrypt would silently ignore the rest, so a longer password would not be what protects the account.
@@ -60,8 +60,8 @@ struct AccountsController: Sendable {
         return password
     }
 
-    static func name(_ parameter: String, _ value: Any?) throws(GatewayError) -> String {
-        guard let name = (value as? String)?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else {
+    static func name(_ parameter: String, _ value: String?) throws(GatewayError) -> String {
+        guard let name = value?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else {
             throw .invalidSignUp(parameter: parameter, message: "\(parameter) is required.")
         }
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {

@@ -16,7 +16,7 @@ struct SessionController: Sendable {
     }
 
     @Sendable func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let (username, password) = try Self.credentials(try await readJSONObject(request, limit: Self.maximumBodySize))
+        let (username, password) = try Self.credentials(try await readJSONBody(request, as: LoginBody.self, limit: Self.maximumBodySize))
         let opened = try await sessions.login(username: username, password: password, address: context.clientAddress)
         var json = JSONWriter()
         json.beginObject()
@@ -67,13 +67,11 @@ struct SessionController: Sendable {
     }
 
     /// `{"udacity": {"username": …, "password": …}}`; `facebook_mobile` is recognised and refused.
-    static func credentials(_ body: [String: Any]) throws(GatewayError) -> (EmailAddress, String) {
-        let kinds = ["udacity", "facebook_mobile"].filter { body[$0] != nil }
-        guard kinds.count == 1 else { throw .notExactlyOneCredential }
-        if kinds == ["facebook_mobile"] { throw .unsupportedCredential("Facebook") }
-        guard let udacity = body["udacity"] as? [String: Any] else { throw .missingParameter("udacity.username") }
-        guard let username = udacity["username"] as? String, !username.isEmpty else { throw .missingParameter("udacity.username") }
-        guard let password = udacity["password"] as? String, !password.isEmpty else { throw .missingParameter("udacity.password") }
+    static func credentials(_ body: LoginBody) throws(GatewayError) -> (EmailAddress, String) {
+        guard body.kinds.count == 1 else { throw .notExactlyOneCredential }
+        if body.kinds == [.facebookMobile] { throw .unsupportedCredential("Facebook") }
+        guard let username = body.udacity?.username, !username.isEmpty else { throw .missingParameter("udacity.username") }
+        guard let password = body.udacity?.password, !password.isEmpty else { throw .missingParameter("udacity.password") }
         // PostgreSQL text cannot hold NUL, and no account has it in its name or password.
         guard !username.contains("\u{0}"), !password.contains("\u{0}") else { throw .invalidCredentials }
         let email = EmailAddress(username)
@@ -83,18 +81,4 @@ struct SessionController: Sendable {
         }
         return (email, password)
     }
-}
-
-/// Reads a request body of at most `limit` bytes as a JSON object.
-func readJSONObject(_ request: Request, limit: Int) async throws -> [String: Any] {
-    let body: ByteBuffer
-    do {
-        body = try await request.body.collect(upTo: limit)
-    } catch {
-        throw GatewayError.bodyTooLarge(limit: limit)
-    }
-    guard let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] else {
-        throw GatewayError.malformedBody("The request body must be a JSON object.")
-    }
-    return object
 }

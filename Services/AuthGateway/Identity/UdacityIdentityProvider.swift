@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import OnTheMapShared
 import ServiceKit
 
 /// Forwards the login to a Udacity-compatible API (`UDACITY_BASE_URL`), then reads the account's names
@@ -17,26 +18,31 @@ struct UdacityIdentityProvider: IdentityProvider {
     var allowsSignUp: Bool { false }
 
     func authenticate(username: EmailAddress, password: String) async throws(LoginError) -> Account {
-        let body = try? JSONSerialization.data(withJSONObject: ["udacity": ["username": username.text, "password": password]])
-        let (status, session) = try await call("POST", "/session", body: body)
+        var body = JSONWriter()
+        body.beginObject()
+        body.key("udacity")
+        body.beginObject()
+        body.field("username", username.text)
+        body.field("password", password)
+        body.endObject()
+        body.endObject()
+        let (status, session) = try await call("POST", "/session", body: body.bytes, reading: SessionAnswer.self)
         switch status {
         case 200: break
         case 400, 401, 403: throw .invalidCredentials
         default: throw .upstreamFailed(status: status)
         }
-        guard let key = (session["account"] as? [String: Any])?["key"].flatMap(Self.text), !key.isEmpty else {
+        guard let key = session?.key, !key.isEmpty else {
             logger.warning("Udacity login answer had no account key")
             throw .upstreamFailed(status: status)
         }
-        let (userStatus, profile) = try await call(
-            "GET", "/users/\(key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? key)", body: nil)
+        let (userStatus, user) = try await call(
+            "GET", "/users/\(key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? key)", body: nil,
+            reading: UserAnswer.self)
         guard userStatus == 200 else { throw .upstreamFailed(status: userStatus) }
-        // v1 answers the user unwrapped; older versions wrap it in "user".
-        let user = (profile["user"] as? [String: Any]) ?? profile
         let account = Account(
             key: key, provider: "udacity", email: username.text,
-            firstName: (user["first_name"] as? String) ?? "",
-            lastName: (user["last_name"] as? String) ?? "")
+            firstName: user?.firstName ?? "", lastName: user?.lastName ?? "")
         do {
             try await accounts.upsertExternal(account)
         } catch {
@@ -46,13 +52,10 @@ struct UdacityIdentityProvider: IdentityProvider {
         return account
     }
 
-    private static func text(_ value: Any) -> String? {
-        if let string = value as? String { return string }
-        if let number = value as? NSNumber { return number.stringValue }
-        return nil
-    }
-
-    private func call(_ method: String, _ path: String, body: Data?) async throws(LoginError) -> (Int, [String: Any]) {
+    /// The answer's status, and its body read as `Answer` (nil when it is not one).
+    private func call<Answer: Decodable>(
+        _ method: String, _ path: String, body: [UInt8]?, reading _: Answer.Type
+    ) async throws(LoginError) -> (Int, Answer?) {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Accept", value: "application/json")
@@ -66,8 +69,7 @@ struct UdacityIdentityProvider: IdentityProvider {
             var bytes = try await response.body.collect(upTo: 1 << 20)
             OperatorMetrics.called("identity-provider", result: "ok", since: start)
             if bytes.readableBytesView.starts(with: Array(")]}'\n".utf8)) { bytes.moveReaderIndex(forwardBy: 5) }
-            let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any] ?? [:]
-            return (Int(response.status.code), json)
+            return (Int(response.status.code), try? JSONDecoder().decode(Answer.self, from: Data(bytes.readableBytesView)))
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
             OperatorMetrics.called("identity-provider", result: "timeout", since: start)
             logger.warning("Udacity did not answer in time", metadata: ["error": "\(error)"])
@@ -76,6 +78,41 @@ struct UdacityIdentityProvider: IdentityProvider {
             OperatorMetrics.called("identity-provider", result: "unavailable", since: start)
             logger.warning("Udacity unreachable", metadata: ["error": "\(String(reflecting: error))"])
             throw .upstreamUnavailable
+        }
+    }
+}
+
+extension UdacityIdentityProvider {
+    /// What the gateway reads of `POST /session`'s answer: `account.key`, a string or a number.
+    struct SessionAnswer: Decodable {
+        enum CodingKeys: CodingKey {
+            case account
+            case key
+        }
+        var key: String?
+
+        init(from decoder: any Decoder) throws {
+            let account = try decoder.container(keyedBy: CodingKeys.self).nestedContainer(keyedBy: CodingKeys.self, forKey: .account)
+            key = account.stringIfPresent(.key) ?? (try? account.decode(Int64.self, forKey: .key)).map(String.init)
+        }
+    }
+
+    /// What the gateway reads of `GET /users/{key}`'s answer: the names, which may be missing.
+    struct UserAnswer: Decodable {
+        enum CodingKeys: String, CodingKey {
+            case user
+            case firstName = "first_name"
+            case lastName = "last_name"
+        }
+        var firstName: String?
+        var lastName: String?
+
+        init(from decoder: any Decoder) throws {
+            let answer = try decoder.container(keyedBy: CodingKeys.self)
+            // v1 answers the user unwrapped; older versions wrap it in "user".
+            let user = (try? answer.nestedContainer(keyedBy: CodingKeys.self, forKey: .user)) ?? answer
+            firstName = user.stringIfPresent(.firstName)
+            lastName = user.stringIfPresent(.lastName)
         }
     }
 }

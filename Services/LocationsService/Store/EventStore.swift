@@ -96,7 +96,7 @@ struct EventStore: Sendable {
     @discardableResult
     func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         let stream = StreamName(deletion.objectId).rawValue
-        let data = try String(decoding: JSONEncoder().encode(deletion), as: UTF8.self)
+        let data = String(decoding: deletion.jsonBytes, as: UTF8.self)
         let version = expectedVersion + 1
         return try await append(
             PostgresQuery(
