@@ -37,8 +37,9 @@ func buildApplication(
         descriptor: MetricNameDescriptor(
             namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
     let events = EventStore(database: database)
+    let posts = PostAppender(events: events)
     let commands = LocationCommands(
-        events: events, posts: PostAppender(events: events), readModel: readModel,
+        events: events, posts: posts, readModel: readModel,
         didAppend: {
             cache.invalidate()
             watch.notify()
@@ -65,7 +66,8 @@ func buildApplication(
             serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits,
             prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
-        services: [client, notifier, MemoryReturn()],
+        // Stopped in reverse order: the server drains its requests, then the writers their queue, then the pool closes.
+        services: [client, posts, notifier, MemoryReturn()],
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()

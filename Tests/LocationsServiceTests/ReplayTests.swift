@@ -12,10 +12,16 @@ import Testing
 @Suite struct ReplayTests {
     static let owners = (0..<40).map { Actor(key: "owner-\($0)", firstName: "First\($0)", lastName: "Last \($0)") }
 
-    static func commands(_ client: PostgresClient) -> LocationCommands {
+    /// The service's commands on `client`, its group commit running while `body` does.
+    static func withCommands<T: Sendable>(_ client: PostgresClient, _ body: (LocationCommands) async throws -> T) async throws -> T {
         let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
         let events = EventStore(database: database)
-        return LocationCommands(events: events, posts: PostAppender(events: events), readModel: ReadModel(database: database), didAppend: {})
+        let posts = PostAppender(events: events)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await posts.run() }
+            defer { group.cancelAll() }
+            return try await body(LocationCommands(events: events, posts: posts, readModel: ReadModel(database: database), didAppend: {}))
+        }
     }
 
     /// One random step of a student's life: post a pin, move it, or delete it.
@@ -61,106 +67,109 @@ import Testing
     @Test func replayOfTenThousandRandomEventsEqualsTheLiveReadModel() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            let commands = Self.commands(client)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for worker in 0..<8 {
-                    group.addTask {
-                        var random = SeededRandom(seed: 1000 + UInt64(worker))
-                        var pins: [ObjectID: Actor] = [:]
-                        for _ in 0..<1260 { try await Self.randomStep(commands, pins: &pins, random: &random) }
+            try await ReplayTests.withCommands(client) { commands in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for worker in 0..<8 {
+                        group.addTask {
+                            var random = SeededRandom(seed: 1000 + UInt64(worker))
+                            var pins: [ObjectID: Actor] = [:]
+                            for _ in 0..<1260 { try await Self.randomStep(commands, pins: &pins, random: &random) }
+                        }
                     }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
+                #expect(try await Self.eventTotal(client) >= 10_000)
+                let before = try await Self.liveRows(client)
+                #expect(before.count > 1000)
+
+                let replayer = Replayer(client: client, logger: TestDatabase.logger)
+                let verified = try await replayer.run(verify: true, progress: Self.quietProgress)
+                #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
+
+                let summary = try await replayer.run(verify: false, progress: Self.quietProgress)
+                #expect(summary.events >= 10_000)
+                #expect(summary.pins == before.count)
+                #expect(try await Self.liveRows(client) == before)
             }
-            #expect(try await Self.eventTotal(client) >= 10_000)
-            let before = try await Self.liveRows(client)
-            #expect(before.count > 1000)
-
-            let replayer = Replayer(client: client, logger: TestDatabase.logger)
-            let verified = try await replayer.run(verify: true, progress: Self.quietProgress)
-            #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
-
-            let summary = try await replayer.run(verify: false, progress: Self.quietProgress)
-            #expect(summary.events >= 10_000)
-            #expect(summary.pins == before.count)
-            #expect(try await Self.liveRows(client) == before)
         }
     }
 
     @Test func replayWhileWritesContinueLosesNone() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            let commands = Self.commands(client)
-            let seeded = try await withThrowingTaskGroup(of: [ObjectID: Actor].self) { group in
-                for worker in 0..<4 {
-                    group.addTask {
-                        var random = SeededRandom(seed: 7 + UInt64(worker))
+            try await ReplayTests.withCommands(client) { commands in
+                let seeded = try await withThrowingTaskGroup(of: [ObjectID: Actor].self) { group in
+                    for worker in 0..<4 {
+                        group.addTask {
+                            var random = SeededRandom(seed: 7 + UInt64(worker))
+                            var pins: [ObjectID: Actor] = [:]
+                            for _ in 0..<500 { try await Self.randomStep(commands, pins: &pins, random: &random) }
+                            return pins
+                        }
+                    }
+                    return try await group.reduce(into: [:]) { $0.merge($1) { first, _ in first } }
+                }
+
+                let writing = StopFlag()
+                let writers = (0..<4).map { worker in
+                    Task { () -> (alive: Set<ObjectID>, steps: Int) in
+                        var random = SeededRandom(seed: 99 + UInt64(worker))
                         var pins: [ObjectID: Actor] = [:]
-                        for _ in 0..<500 { try await Self.randomStep(commands, pins: &pins, random: &random) }
-                        return pins
+                        var steps = 0
+                        while !writing.isStopped || steps < 200 {
+                            try await Self.randomStep(commands, pins: &pins, random: &random)
+                            steps += 1
+                        }
+                        return (Set(pins.keys), steps)
                     }
                 }
-                return try await group.reduce(into: [:]) { $0.merge($1) { first, _ in first } }
-            }
-
-            let writing = StopFlag()
-            let writers = (0..<4).map { worker in
-                Task { () -> (alive: Set<ObjectID>, steps: Int) in
-                    var random = SeededRandom(seed: 99 + UInt64(worker))
-                    var pins: [ObjectID: Actor] = [:]
-                    var steps = 0
-                    while !writing.isStopped || steps < 200 {
-                        try await Self.randomStep(commands, pins: &pins, random: &random)
-                        steps += 1
-                    }
-                    return (Set(pins.keys), steps)
+                try await Task.sleep(for: .milliseconds(200))
+                let summary = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: false, progress: Self.quietProgress)
+                try await Task.sleep(for: .milliseconds(200))
+                writing.stop()
+                var alive = Set(seeded.keys)
+                var steps = 0
+                for writer in writers {
+                    let result = try await writer.value
+                    alive.formUnion(result.alive)
+                    steps += result.steps
                 }
-            }
-            try await Task.sleep(for: .milliseconds(200))
-            let summary = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: false, progress: Self.quietProgress)
-            try await Task.sleep(for: .milliseconds(200))
-            writing.stop()
-            var alive = Set(seeded.keys)
-            var steps = 0
-            for writer in writers {
-                let result = try await writer.value
-                alive.formUnion(result.alive)
-                steps += result.steps
-            }
-            #expect(steps >= 800)
-            #expect(summary.caughtUp > 0, "no write arrived during the replay, so the test proved nothing")
+                #expect(steps >= 800)
+                #expect(summary.caughtUp > 0, "no write arrived during the replay, so the test proved nothing")
 
-            let live = try await client.query("SELECT object_id FROM locations.pins", logger: TestDatabase.logger).collect()
-            #expect(Set(try live.map { ObjectID(try $0.decode(String.self)) }) == alive)
-            let verified = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: true, progress: Self.quietProgress)
-            #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
+                let live = try await client.query("SELECT object_id FROM locations.pins", logger: TestDatabase.logger).collect()
+                #expect(Set(try live.map { ObjectID(try $0.decode(String.self)) }) == alive)
+                let verified = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: true, progress: Self.quietProgress)
+                #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
+            }
         }
     }
 
     @Test func verifyReportsEachDifferenceAndChangesNothing() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            let commands = Self.commands(client)
-            let kept = try await commands.post(
-                LocationInput(mapString: "Berlin", mediaURL: "https://a.example", latitude: 52.5, longitude: 13.4),
-                context: .init(actor: Self.owners[0]))
-            let tampered = try await commands.post(
-                LocationInput(mapString: "Lagos", mediaURL: "https://b.example", latitude: 6.4, longitude: 3.4),
-                context: .init(actor: Self.owners[1]))
-            try await client.query(
-                """
-                UPDATE locations.pins SET map_string = 'Tampered' WHERE object_id = \(tampered.objectId.rawValue)
-                """, logger: TestDatabase.logger)
-            let verified = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: true, progress: Self.quietProgress)
-            #expect(verified.differenceCount == 1)
-            #expect(verified.differences.first?.contains(tampered.objectId.rawValue) == true)
-            #expect(verified.differences.first?.contains("Tampered") == true)
-            #expect(verified.differences.joined().contains(kept.objectId.rawValue) == false)
-            let rows = try await Self.liveRows(client)
-            #expect(rows.contains { $0.contains("Tampered") })
+            try await ReplayTests.withCommands(client) { commands in
+                let kept = try await commands.post(
+                    LocationInput(mapString: "Berlin", mediaURL: "https://a.example", latitude: 52.5, longitude: 13.4),
+                    context: .init(actor: Self.owners[0]))
+                let tampered = try await commands.post(
+                    LocationInput(mapString: "Lagos", mediaURL: "https://b.example", latitude: 6.4, longitude: 3.4),
+                    context: .init(actor: Self.owners[1]))
+                try await client.query(
+                    """
+                    UPDATE locations.pins SET map_string = 'Tampered' WHERE object_id = \(tampered.objectId.rawValue)
+                    """, logger: TestDatabase.logger)
+                let verified = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: true, progress: Self.quietProgress)
+                #expect(verified.differenceCount == 1)
+                #expect(verified.differences.first?.contains(tampered.objectId.rawValue) == true)
+                #expect(verified.differences.first?.contains("Tampered") == true)
+                #expect(verified.differences.joined().contains(kept.objectId.rawValue) == false)
+                let rows = try await Self.liveRows(client)
+                #expect(rows.contains { $0.contains("Tampered") })
 
-            _ = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: false, progress: Self.quietProgress)
-            #expect(!(try await Self.liveRows(client)).contains { $0.contains("Tampered") })
+                _ = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: false, progress: Self.quietProgress)
+                #expect(!(try await Self.liveRows(client)).contains { $0.contains("Tampered") })
+            }
         }
     }
 

@@ -14,5 +14,7 @@ enum LocationError: Error, Equatable {
     case missingInternalToken
     case missingActor
     case databaseUnavailable
+    /// The service is shutting down and takes no new write.
+    case stopping
     case busy
 }

@@ -66,6 +66,10 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             response(
                 status: .serviceUnavailable, ParseError(.connectionFailed, "The database is unavailable; try again shortly."),
                 headers: [.retryAfter: "1"])
+        case .stopping:
+            response(
+                status: .serviceUnavailable, ParseError(.connectionFailed, "The service is restarting; try again shortly."),
+                headers: [.retryAfter: "1"])
         case .busy:
             response(status: .conflict, ParseError(.internalServerError, "The pin is being changed by other requests; try again."))
         }

@@ -1,4 +1,5 @@
 import OnTheMapShared
+import ServiceLifecycle
 import Synchronization
 
 /// Group commit for new pins: posts that arrive while earlier ones are being written wait and go
@@ -13,7 +14,11 @@ import Synchronization
 /// Every post is answered only after its own batch committed, so nothing acknowledged can be lost. A
 /// batch fails as a whole when any one of its posts clashes with the log (a reused idempotency key); its
 /// posts are then written one by one, so each gets its own answer and none fails for another's sake.
-final class PostAppender: Sendable {
+/// The writers are tasks of the service's `run()`, owned by the service group: `concurrentStatements` of
+/// them take batches from one queue (a queue, not an `AsyncStream`, because a writer takes everything
+/// waiting at once). On shutdown they write what is queued and end; a post that arrives after that is
+/// refused as `LocationError.stopping`, never left waiting.
+final class PostAppender: Service, Sendable {
     typealias Post = (location: StudentLocation, metadata: EventMetadata)
 
     private struct Waiting {
@@ -21,9 +26,13 @@ final class PostAppender: Sendable {
         let continuation: CheckedContinuation<LogPosition, any Error>
     }
 
+    private typealias Writer = CheckedContinuation<[Waiting]?, Never>
+
     private struct State {
         var queue: [Waiting] = []
-        var inFlight = 0
+        /// Writers with nothing to write, each waiting for the next batch (nil: stop).
+        var idle: [Writer] = []
+        var stopping = false
     }
 
     private let events: EventStore
@@ -37,35 +46,62 @@ final class PostAppender: Sendable {
         self.maximumBatch = maximumBatch
     }
 
+    /// Posts waiting for a writer.
+    var queuedCount: Int { state.withLock { $0.queue.count } }
+
     func append(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
         try await withCheckedThrowingContinuation { continuation in
-            let batch = state.withLock { state -> [Waiting]? in
-                state.queue.append(Waiting(post: (location, metadata), continuation: continuation))
-                guard state.inFlight < concurrentStatements else { return nil }
-                state.inFlight += 1
-                return Self.take(&state.queue, upTo: maximumBatch)
+            let waiting = Waiting(post: (location, metadata), continuation: continuation)
+            let handOver = state.withLock { state -> (Writer, [Waiting])?? in
+                guard !state.stopping else { return .none }
+                state.queue.append(waiting)
+                guard let writer = state.idle.popLast() else { return .some(nil) }
+                return (writer, Self.take(&state.queue, upTo: maximumBatch))
             }
-            if let batch {
-                Task { await self.drain(startingWith: batch) }
+            switch handOver {
+            case .none: continuation.resume(throwing: LocationError.stopping)
+            case .some(let writer?): writer.0.resume(returning: writer.1)
+            case .some(nil): break
             }
         }
     }
 
-    /// Writes `batch`, then whatever queued meanwhile, until the queue is empty.
-    private func drain(startingWith batch: [Waiting]) async {
-        var next: [Waiting]? = batch
-        while let current = next {
-            await write(current)
-            next = state.withLock { state in
-                if state.queue.isEmpty {
-                    state.inFlight -= 1
-                    return nil
+    /// Writes until shutdown, then writes what is queued and ends.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            for _ in 0..<concurrentStatements {
+                group.addTask {
+                    while let batch = await self.nextBatch() { await self.write(batch) }
                 }
-                return Self.take(&state.queue, upTo: maximumBatch)
             }
+            // Returns at graceful shutdown, throws when cancelled: either way, stop taking posts in.
+            try? await gracefulShutdown()
+            self.stop()
         }
     }
 
+    /// What is queued, up to a batch, or once there is none, the next post; nil once stopping and empty.
+    private func nextBatch() async -> [Waiting]? {
+        await withCheckedContinuation { (writer: Writer) in
+            let ready = state.withLock { state -> [Waiting]?? in
+                if !state.queue.isEmpty { return Self.take(&state.queue, upTo: maximumBatch) }
+                if state.stopping { return .some(nil) }
+                state.idle.append(writer)
+                return .none
+            }
+            if let ready { writer.resume(returning: ready) }
+        }
+    }
+
+    /// No post is taken in from now on; idle writers end, busy ones write what is queued first.
+    private func stop() {
+        let idle = state.withLock { state in
+            state.stopping = true
+            defer { state.idle = [] }
+            return state.idle
+        }
+        for writer in idle { writer.resume(returning: nil) }
+    }
     private func write(_ batch: [Waiting]) async {
         do {
             let positions = try await events.appendPosted(batch.map(\.post))
