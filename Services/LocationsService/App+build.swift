@@ -66,8 +66,9 @@ func buildApplication(
             serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits,
             prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
-        // Stopped in reverse order: the server drains its requests, then the writers their queue, then the pool closes.
-        services: [client, posts, notifier, MemoryReturn()],
+        // Stopped in reverse order: the server drains its requests, then the writers their queue, the cache
+        // refuses whoever still waits for a list, and the pool closes.
+        services: [client, cache, posts, notifier, MemoryReturn()],
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()

@@ -2,6 +2,7 @@ import Crypto
 import NIOCore
 import OnTheMapShared
 import ServiceKit
+import ServiceLifecycle
 import Synchronization
 
 /// The hot read: the newest 100 pins as ready-to-send JSON bytes with a strong ETag.
@@ -9,16 +10,31 @@ import Synchronization
 /// A write on this replica, or a notification from another, bumps the generation; the next read builds
 /// the bytes again (once, however many requests wait for it). While the change listener is not connected
 /// the cache cannot know of other replicas' writes, so it is not trusted and every read goes to the database.
-final class LatestLocationsCache: Sendable {
+///
+/// The builds run one at a time in `run()`, a service the service group owns, woken through a stream
+/// that keeps one pending request: readers that find the list stale wait for the next build, and each
+/// build serves every reader that was waiting when it began. On shutdown, waiting readers are refused.
+final class LatestLocationsCache: Service, Sendable {
+    private typealias Reader = CheckedContinuation<CachedJSON, any Error>
+
     private struct State {
         var generation: UInt64 = 0
         var coherent = false
         var snapshot: (generation: UInt64, value: CachedJSON)?
-        var rebuild: (generation: UInt64, task: Task<CachedJSON, any Error>)?
+        /// Readers waiting for a list at least as new as the generation they found stale.
+        var waiting: [(generation: UInt64, reader: Reader)] = []
+        var stopped = false
+
+        /// The snapshot, if it is trusted and of the current generation.
+        var fresh: CachedJSON? {
+            guard coherent, let snapshot, snapshot.generation == generation else { return nil }
+            return snapshot.value
+        }
     }
 
     private let state = Mutex(State())
     private let load: @Sendable () async throws -> [StudentLocation]
+    private let builds = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     init(load: @escaping @Sendable () async throws -> [StudentLocation]) {
         self.load = load
@@ -39,46 +55,60 @@ final class LatestLocationsCache: Sendable {
 
     /// The cached list if it can be served as it is, without waiting: trusted and not stale.
     var ready: CachedJSON? {
-        state.withLock { state in
-            guard state.coherent, let snapshot = state.snapshot, snapshot.generation == state.generation else { return nil }
-            return snapshot.value
-        }
+        state.withLock { $0.fresh }
     }
 
+    /// Readers waiting for a build.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// The list as of now: the cached one if it is fresh, else the next one built.
     func current() async throws -> CachedJSON {
-        let (hit, pending): (CachedJSON?, Task<CachedJSON, any Error>?) = state.withLock { state in
-            if state.coherent, let snapshot = state.snapshot, snapshot.generation == state.generation {
-                return (snapshot.value, nil)
+        if let ready { return ready }
+        return try await withCheckedThrowingContinuation { (reader: Reader) in
+            let answer: Result<CachedJSON, any Error>? = state.withLock { state in
+                if let fresh = state.fresh { return .success(fresh) }
+                if state.stopped { return .failure(LocationError.stopping) }
+                state.waiting.append((state.generation, reader))
+                return nil
             }
-            if let rebuild = state.rebuild, rebuild.generation == state.generation {
-                return (nil, rebuild.task)
-            }
-            let generation = state.generation
-            let task = Task { try await self.build(generation: generation) }
-            state.rebuild = (generation, task)
-            return (nil, task)
+            if let answer { reader.resume(with: answer) } else { builds.continuation.yield() }
         }
-        if let hit { return hit }
-        return try await pending!.value
     }
 
-    private func build(generation: UInt64) async throws -> CachedJSON {
+    /// Builds the list whenever a reader waits for it, until shutdown; then refuses whoever still waits.
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            for await _ in self.builds.stream {
+                await self.build()
+            }
+        }
+        let waiting = state.withLock { state in
+            state.stopped = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for (_, reader) in waiting { reader.resume(throwing: LocationError.stopping) }
+    }
+
+    /// One build, for the generation current as it begins: it serves the readers waiting for that one or
+    /// an older one. Readers of a newer generation (a write landed meanwhile) wait for the next build.
+    private func build() async {
+        guard let generation = state.withLock({ $0.waiting.isEmpty ? nil : $0.generation }) else { return }
+        let result: Result<CachedJSON, any Error>
         do {
             let bytes = StudentLocationList(results: try await load()).jsonBytes
             let digest = SHA256.hash(data: bytes).prefix(12).hexString
-            let snapshot = CachedJSON(body: ByteBuffer(bytes: bytes), etag: "\"\(digest)\"")
-            state.withLock { state in
-                if state.snapshot.map({ $0.generation <= generation }) ?? true {
-                    state.snapshot = (generation, snapshot)
-                }
-                if state.rebuild?.generation == generation { state.rebuild = nil }
-            }
-            return snapshot
+            result = .success(CachedJSON(body: ByteBuffer(bytes: bytes), etag: "\"\(digest)\""))
         } catch {
-            state.withLock { state in
-                if state.rebuild?.generation == generation { state.rebuild = nil }
-            }
-            throw error
+            result = .failure(error)
         }
+        let (served, more) = state.withLock { state in
+            if case .success(let value) = result { state.snapshot = (generation, value) }
+            let served = state.waiting.filter { $0.generation <= generation }
+            state.waiting.removeAll { $0.generation <= generation }
+            return (served, !state.waiting.isEmpty)
+        }
+        for (_, reader) in served { reader.resume(with: result) }
+        if more { builds.continuation.yield() }
     }
 }
