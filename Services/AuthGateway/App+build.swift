@@ -18,48 +18,42 @@ func buildApplication(
     configuredLogger.logLevel = configuration.logLevel
     let logger = configuredLogger
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
-    let database = Database(client: client, logger: logger)
-    // For the outside services (Udacity, a geocoder); locations-service has a client of its own.
-    // At most 8 connections to each outside host; further requests wait for one.
-    var clientConfiguration = HTTPClient.Configuration(
-        timeout: .init(connect: .seconds(1), read: .seconds(10)),
-        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8))
-    // Nothing collects traces: with no tracer the client skips making a span for each request (which
-    // parses its URL a second time for the span's attributes).
-    clientConfiguration.tracing.tracer = nil
-    let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    let parts = GatewayParts(configuration, client: client, registry: registry, logger: logger)
+    let counters = RequestCounters(registry: registry)
+    let hotRead = LatestListHotRead(latest: parts.latest)
+    var app = Application(
+        router: try buildRouter(parts, configuration, counters: counters, registry: registry, logger: logger),
+        server: .http1(
+            serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits,
+            prepared: { request in
+                hotRead.answer(request).map(PreparedHandling.answer) ?? parts.writes.handling(request)
+            }),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
+        services: [
+            client, parts.sessionAnnouncements, HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed,
+            MemoryReturn(),
+        ],
+        logger: logger)
+    app.beforeServerStarts {
+        try await Migrations.migrator(client, logger: logger).migrate()
+    }
+    return app
+}
 
-    let accounts = AccountStore(database: database)
-    let local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)
-    let provider: any IdentityProvider =
-        switch configuration.identityProvider {
-        case .local: local
-        case .udacity:
-            UdacityIdentityProvider(
-                baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
-                accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
-        }
-    let sessionCache = SessionCache()
-    let sessions = Sessions(
-        provider: provider, store: SessionStore(database: database), cache: sessionCache,
-        throttle: LoginThrottle(database: database, policy: configuration.throttle),
-        lifetime: configuration.sessionLifetime, logger: logger)
-    let sessionAnnouncements = ChannelListener(
-        client: client, channel: SessionCache.channel, logger: logger,
-        onNotification: { sessionCache.heard($0) },
-        onConnectionChange: { await sessions.listeningChanged($0) })
-    let internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
-    let locations = LocationsClient(internalToken: configuration.internalToken, http: internalHTTP, timeout: .seconds(5), logger: logger)
-
+/// The routes and their middleware: what a request meets once the server has read it (the write path's
+/// answers before the router are `parts.writes`). Router-level tests use it alone, without a server.
+func buildRouter(
+    _ parts: GatewayParts, _ configuration: GatewayConfiguration, counters: RequestCounters, registry: PrometheusCollectorRegistry,
+    logger: Logger
+) throws -> Router<GatewayRequestContext> {
     let router = Router(context: GatewayRequestContext.self)
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(ClientAddressMiddleware(trustedProxies: configuration.limits.trustedProxies))
     let routes = UnknownRouteMiddleware.Routes()
     router.middlewares.add(UnknownRouteMiddleware(routes: routes))
     router.middlewares.add(LogRequestsMiddleware(.debug))
-    let counters = RequestCounters(registry: registry)
     router.middlewares.add(RequestCountingMiddleware(counters))
-    GatewayHealthController(database: database, locations: locations, registry: registry).addRoutes(to: router)
+    GatewayHealthController(database: parts.database, locations: parts.locations, registry: registry).addRoutes(to: router)
     try OpenAPIController.bundled().addRoutes(to: router)
     let page = WebClientFiles.PageSettings(
         tileURL: configuration.tileURL, identityProvider: configuration.identityProvider.rawValue,
@@ -72,47 +66,87 @@ func buildApplication(
 
     for base in ["v1", "api"] {
         let session = router.group("\(base)/session").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
-        SessionController(sessions: sessions, lifetime: configuration.sessionLifetime).addRoutes(to: session)
+        SessionController(sessions: parts.sessions, lifetime: configuration.sessionLifetime).addRoutes(to: session)
         let users = router.group("\(base)/users").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
-        UsersController(accounts: accounts, sessions: sessions).addRoutes(to: users)
+        UsersController(accounts: parts.accounts, sessions: parts.sessions).addRoutes(to: users)
     }
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
-    AccountsController(accounts: accounts, provider: provider, throttle: sessions.throttle, hash: { try await local.hash($0) }).addRoutes(to: signUp)
+    let local = parts.local
+    AccountsController(accounts: parts.accounts, provider: parts.provider, throttle: parts.sessions.throttle, hash: { try await local.hash($0) })
+        .addRoutes(to: signUp)
 
     let upstreamGeocoder: (any Geocoder)? = configuration.geocoderURL.map {
-        NominatimGeocoder(baseURL: $0, httpClient: httpClient, timeout: configuration.upstreamTimeout)
+        NominatimGeocoder(baseURL: $0, httpClient: parts.httpClient, timeout: configuration.upstreamTimeout)
     }
     GeocodeController(gazetteer: try Gazetteer.bundled(), upstream: upstreamGeocoder, logger: logger)
         .addRoutes(to: router.group("v1/geocode").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false))))
-    let latest = LatestListCache()
-    let openStreams = registry.makeGauge(
-        descriptor: MetricNameDescriptor(
-            namespace: "onthemap", metricName: "live_streams", unitName: "", helpText: "Live streams open on this replica."))
-    let feed = LiveFeed(
-        locations: locations, cache: latest, logger: logger, streamsPerAddress: configuration.streamsPerClient,
-        openStreams: openStreams)
-    EventsController(feed: feed, locations: locations)
+    EventsController(feed: parts.feed, locations: parts.locations)
         .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
-    let writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
-    let proxy = LocationsProxyController(locations: locations, writes: writes, latest: latest)
+    let proxy = LocationsProxyController(locations: parts.locations, writes: parts.writes, latest: parts.latest)
     for (path, legacy) in LocationsProxyController.mounts {
         proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
     }
     routes.know(router.routes)
+    return router
+}
 
-    let hotRead = LatestListHotRead(latest: latest)
-    var app = Application(
-        router: router,
-        server: .http1(
-            serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits,
-            prepared: { request in
-                hotRead.answer(request).map(PreparedHandling.answer) ?? writes.handling(request)
-            }),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
-        services: [client, sessionAnnouncements, HTTPClientService(client: httpClient, internal: internalHTTP), feed, MemoryReturn()],
-        logger: logger)
-    app.beforeServerStarts {
-        try await Migrations.migrator(client, logger: logger).migrate()
+/// The gateway's parts over one database client: identity and sessions, the clients of the services
+/// behind it, the latest-list cache and the live feed, and the write path that forwards pins.
+struct GatewayParts {
+    let database: Database
+    /// For the outside services (Udacity, a geocoder); locations-service has a client of its own.
+    let httpClient: HTTPClient
+    let accounts: AccountStore
+    let local: LocalIdentityProvider
+    let provider: any IdentityProvider
+    let sessions: Sessions
+    let sessionAnnouncements: ChannelListener
+    let internalHTTP: InternalHTTPClient
+    let locations: LocationsClient
+    let latest: LatestListCache
+    let feed: LiveFeed
+    let writes: LocationWriteForwarder
+
+    init(_ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry, logger: Logger) {
+        database = Database(client: client, logger: logger)
+        // At most 8 connections to each outside host; further requests wait for one.
+        var clientConfiguration = HTTPClient.Configuration(
+            timeout: .init(connect: .seconds(1), read: .seconds(10)),
+            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8))
+        // Nothing collects traces: with no tracer the client skips making a span for each request (which
+        // parses its URL a second time for the span's attributes).
+        clientConfiguration.tracing.tracer = nil
+        httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+
+        accounts = AccountStore(database: database)
+        local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)
+        provider =
+            switch configuration.identityProvider {
+            case .local: local
+            case .udacity:
+                UdacityIdentityProvider(
+                    baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
+                    accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
+            }
+        let sessionCache = SessionCache()
+        let sessions = Sessions(
+            provider: provider, store: SessionStore(database: database), cache: sessionCache,
+            throttle: LoginThrottle(database: database, policy: configuration.throttle),
+            lifetime: configuration.sessionLifetime, logger: logger)
+        self.sessions = sessions
+        sessionAnnouncements = ChannelListener(
+            client: client, channel: SessionCache.channel, logger: logger,
+            onNotification: { sessionCache.heard($0) },
+            onConnectionChange: { await sessions.listeningChanged($0) })
+        internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
+        locations = LocationsClient(internalToken: configuration.internalToken, http: internalHTTP, timeout: .seconds(5), logger: logger)
+        latest = LatestListCache()
+        let openStreams = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "onthemap", metricName: "live_streams", unitName: "", helpText: "Live streams open on this replica."))
+        feed = LiveFeed(
+            locations: locations, cache: latest, logger: logger, streamsPerAddress: configuration.streamsPerClient,
+            openStreams: openStreams)
+        writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
     }
-    return app
 }

@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func malformedQueriesAre400WithParseCode102() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client in
             for query in ["?limit=ten", "?limit=-1", "?skip=x", "?where=notjson", "?where=%7B%22latitude%22%3A1%7D"] {
                 let reply = try await client.send(.get, "/v1/StudentLocation" + query)
                 #expect(reply.status == .badRequest, "\(query)")

@@ -4,6 +4,8 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
+import PostgresNIO
+import Prometheus
 import ServiceKit
 import TestSupport
 
@@ -37,6 +39,29 @@ func withGateway(
     try await app.test(.live) { client in
         try await body(client, GatewayFixture(database: database, locations: locations))
     }
+}
+
+/// The gateway's router alone, without a server, a database or locations-service, for what is decided
+/// before either is asked: unknown routes, refused input, error shapes. Its clients never connect, so a
+/// request that does need the database or the service is answered as an outage, 503.
+func withGatewayRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    let nowhere = "127.0.0.1:9"
+    let configuration = try GatewayConfiguration.fromEnvironment([
+        "DATABASE_URL": "postgres://nobody@\(nowhere)/nothing", "LOCATIONS_URL": "http://\(nowhere)",
+        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: TestDatabase.logger)
+    let registry = PrometheusCollectorRegistry()
+    let parts = GatewayParts(configuration, client: client, registry: registry, logger: TestDatabase.logger)
+    let router = try buildRouter(
+        parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
+    do {
+        try await Application(router: router).test(.router, body)
+    } catch {
+        try await parts.httpClient.shutdown()
+        throw error
+    }
+    try await parts.httpClient.shutdown()
 }
 
 /// A student as the tests drive one: an email, a password, and the session once logged in.

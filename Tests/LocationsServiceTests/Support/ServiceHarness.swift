@@ -4,6 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OnTheMapShared
+import PostgresNIO
+import Prometheus
+import ServiceKit
 import TestSupport
 
 @testable import LocationsService
@@ -20,6 +23,20 @@ func withLiveService(
     try await app.test(.live) { client in
         try await body(client, database)
     }
+}
+
+/// The service's router alone, without a server or a database, for what is decided before any query:
+/// validation, query parsing, error shapes. Its database client never runs, so a request that does reach
+/// the database is answered as an outage, 503, after the request path's deadline.
+func withRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    let client = PostgresClient(
+        configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
+        backgroundLogger: TestDatabase.logger)
+    let registry = PrometheusCollectorRegistry()
+    let parts = ServiceParts(client: client, registry: registry, logger: TestDatabase.logger)
+    let router = buildRouter(
+        parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)
+    try await Application(router: router).test(.router, body)
 }
 
 extension TestClientProtocol {
