@@ -82,7 +82,7 @@ import Testing
             #expect(acknowledged.count == 50)
             let logged = try await client.query("SELECT stream_name FROM locations.events", logger: TestDatabase.logger).collect()
             #expect(Set(try logged.map { try $0.decode(String.self) }) == Set(acknowledged.map { StreamName($0).rawValue }))
-            await #expect(throws: LocationError.stopping) {
+            await #expect(throws: ServiceStopping()) {
                 try await commands.post(Self.pin, context: .init(actor: ReplayTests.owners[0]))
             }
         }

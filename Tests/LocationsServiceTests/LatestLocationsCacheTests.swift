@@ -125,6 +125,6 @@ import Testing
             group.addTask { await cache.run() }
             group.cancelAll()
         }
-        await #expect(throws: LocationError.stopping) { try await cache.current() }
+        await #expect(throws: ServiceStopping()) { try await cache.current() }
     }
 }

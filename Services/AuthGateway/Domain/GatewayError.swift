@@ -1,4 +1,3 @@
-import HTTPTypes
 import Logging
 import OnTheMapShared
 import ServiceKit
@@ -35,22 +34,6 @@ enum GatewayError: Error, Equatable {
     case geocoderUnavailable
     case geocoderTimedOut
     case internalFailure
-
-    var status: HTTPResponse.Status {
-        switch self {
-        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing, .invalidQuery: .badRequest
-        case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
-        case .throttled, .tooManySignUps, .tooManyStreams: .tooManyRequests
-        case .identityUnavailable, .geocoderUnavailable: .badGateway
-        case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
-        case .userNotFound, .noGeocodeMatch, .pinNotFound: .notFound
-        case .emailTaken: .conflict
-        case .notLoggedIn: .unauthorized
-        case .locationsUnavailable, .databaseUnavailable: .serviceUnavailable
-        case .bodyTooLarge: .contentTooLarge
-        case .internalFailure: .internalServerError
-        }
-    }
 
     var message: String {
         switch self {
@@ -92,29 +75,6 @@ enum GatewayError: Error, Equatable {
         case .tooLong(let parameter, _): parameter
         default: nil
         }
-    }
-
-    /// Parse's numbering, for the StudentLocation routes.
-    var parseCode: ParseError.Code {
-        switch self {
-        case .notLoggedIn: .invalidSessionToken
-        case .crossOrigin, .xsrfMismatch: .operationForbidden
-        case .locationsUnavailable, .databaseUnavailable: .connectionFailed
-        case .bodyTooLarge: .validationFailed
-        case .malformedBody: .invalidJSON
-        case .pinNotFound: .objectNotFound
-        case .invalidQuery: .invalidQuery
-        case .tooManyStreams: .requestLimitExceeded
-        default: .internalServerError
-        }
-    }
-
-    var extraHeaders: HTTPFields {
-        if case .throttled(let seconds) = self { return [.retryAfter: String(seconds)] }
-        if case .tooManySignUps(let seconds) = self { return [.retryAfter: String(seconds)] }
-        if case .tooManyStreams = self { return [.retryAfter: "10"] }
-        if self == .databaseUnavailable || self == .locationsUnavailable { return [.retryAfter: "1"] }
-        return [:]
     }
 
     /// What any failure means to the client, decided in this one place for both doors: a `GatewayError` as

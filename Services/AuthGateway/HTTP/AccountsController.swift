@@ -22,7 +22,7 @@ struct AccountsController: Sendable {
 
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard provider.allowsSignUp else { throw GatewayError.signUpUnavailable }
-        let body = try await readJSONBody(request, as: SignUpBody.self, limit: SessionController.maximumBodySize)
+        let body = try await readJSONBody(request, as: SignUpBody.self)
         let email = EmailAddress(body.email ?? "")
         if let problem = email.problem { throw GatewayError.invalidSignUp(parameter: "email", message: problem) }
         let password = try Self.password(body.password)
@@ -43,7 +43,7 @@ struct AccountsController: Sendable {
         }
         var json = JSONWriter()
         json.beginObject()
-        SessionController.writeAccount(account, to: &json)
+        SessionWire.writeAccount(account, to: &json)
         json.endObject()
         return Response.json(json.bytes, status: .created)
     }

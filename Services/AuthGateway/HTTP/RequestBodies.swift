@@ -2,9 +2,12 @@ import Foundation
 import Hummingbird
 import OnTheMapShared
 
+/// The most a session or sign-up body may hold: a few fields of at most a few hundred bytes each.
+let maximumJSONBodySize = 16 * 1024
+
 /// Reads a request body of at most `limit` bytes as a `Body`. The gateway's body types read each field
 /// leniently (see `stringIfPresent`), so what fails here is a body that is not a JSON object.
-func readJSONBody<Body: Decodable>(_ request: Request, as _: Body.Type, limit: Int) async throws -> Body {
+func readJSONBody<Body: Decodable>(_ request: Request, as _: Body.Type, limit: Int = maximumJSONBodySize) async throws -> Body {
     let body: ByteBuffer
     do {
         body = try await request.body.collect(upTo: limit)

@@ -8,19 +8,17 @@ struct SessionController: Sendable {
     let sessions: Sessions
     let lifetime: Duration
 
-    static let maximumBodySize = 16 * 1024
-
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post(use: login)
         group.delete(use: logout)
     }
 
     @Sendable func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let (username, password) = try Self.credentials(try await readJSONBody(request, as: LoginBody.self, limit: Self.maximumBodySize))
+        let (username, password) = try Self.credentials(try await readJSONBody(request, as: LoginBody.self))
         let opened = try await sessions.login(username: username, password: password, address: context.clientAddress)
         var json = JSONWriter()
         json.beginObject()
-        Self.writeAccount(opened.account, to: &json)
+        SessionWire.writeAccount(opened.account, to: &json)
         json.key("session")
         json.beginObject()
         json.field("id", opened.token.rawValue)
@@ -54,16 +52,6 @@ struct SessionController: Sendable {
         var headers = HTTPFields()
         SessionCookies.clear(on: &headers)
         return SessionWire.response(json.bytes, headers: headers)
-    }
-
-    /// `"account":{"registered":true,"key":"…"}`: `registered` is what some clients take for success.
-    static func writeAccount(_ account: Account, to json: inout JSONWriter) {
-        json.key("account")
-        json.beginObject()
-        json.key("registered")
-        json.bool(true)
-        json.field("key", account.key)
-        json.endObject()
     }
 
     /// `{"udacity": {"username": …, "password": …}}`; `facebook_mobile` is recognised and refused.

@@ -12,6 +12,16 @@ enum SessionWire {
         Response.json(prefixed ? prefix + json : json, status: status, headers: headers)
     }
 
+    /// `"account":{"registered":true,"key":"…"}`: `registered` is what some clients take for success.
+    static func writeAccount(_ account: Account, to json: inout JSONWriter) {
+        json.key("account")
+        json.beginObject()
+        json.key("registered")
+        json.bool(true)
+        json.field("key", account.key)
+        json.endObject()
+    }
+
     /// `{"status":403,"error":"…"}`, with `parameter` between them when one is to blame.
     static func errorBody(_ error: GatewayError) -> [UInt8] {
         var json = JSONWriter()

@@ -139,7 +139,7 @@ final class LiveFeed: Service, Sendable {
                 if !listening, subscriberCount > 0 { continue }
                 for event in page.events {
                     guard let position = LogPosition(event.id) else { continue }
-                    broadcast(.change(position, frame: EventsController.frame(event)))
+                    broadcast(.change(position, frame: SSEFrame.event(event)))
                 }
                 cursor = page.cursor
                 pause = .milliseconds(200)

@@ -67,7 +67,7 @@ final class LatestLocationsCache: Service, Sendable {
         return try await withCheckedThrowingContinuation { (reader: Reader) in
             let answer: Result<CachedJSON, any Error>? = state.withLock { state in
                 if let fresh = state.fresh { return .success(fresh) }
-                if state.stopped { return .failure(LocationError.stopping) }
+                if state.stopped { return .failure(ServiceStopping()) }
                 state.waiting.append((state.generation, reader))
                 return nil
             }
@@ -87,7 +87,7 @@ final class LatestLocationsCache: Service, Sendable {
             defer { state.waiting = [] }
             return state.waiting
         }
-        for (_, reader) in waiting { reader.resume(throwing: LocationError.stopping) }
+        for (_, reader) in waiting { reader.resume(throwing: ServiceStopping()) }
     }
 
     /// One build, for the generation current as it begins: it serves the readers waiting for that one or

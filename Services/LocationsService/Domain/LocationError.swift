@@ -14,7 +14,7 @@ enum LocationError: Error, Equatable {
     case missingInternalToken
     case missingActor
     case databaseUnavailable
-    /// The service is shutting down and takes no new write.
+    /// The service is shutting down (`ServiceStopping`) and takes no new work.
     case stopping
     case busy
 }

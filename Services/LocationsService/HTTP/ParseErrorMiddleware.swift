@@ -23,6 +23,9 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     status: .methodNotAllowed, ParseError(.operationForbidden, "\(request.method) is not allowed on \(request.uri.path)."))
             default: return Self.response(status: error.status, ParseError(.internalServerError, error.body ?? error.status.reasonPhrase))
             }
+        } catch is ServiceStopping {
+            OperatorMetrics.refused(caseName(LocationError.stopping))
+            return Self.response(for: .stopping)
         } catch  where Database.isOutage(error) {
             context.logger.warning("database unavailable", metadata: ["error": "\(String(reflecting: error))"])
             OperatorMetrics.refused(caseName(LocationError.databaseUnavailable))

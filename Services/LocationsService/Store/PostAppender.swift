@@ -1,4 +1,5 @@
 import OnTheMapShared
+import ServiceKit
 import ServiceLifecycle
 import Synchronization
 
@@ -17,7 +18,7 @@ import Synchronization
 /// The writers are tasks of the service's `run()`, owned by the service group: `concurrentStatements` of
 /// them take batches from one queue (a queue, not an `AsyncStream`, because a writer takes everything
 /// waiting at once). On shutdown they write what is queued and end; a post that arrives after that is
-/// refused as `LocationError.stopping`, never left waiting.
+/// refused as `ServiceStopping`, never left waiting.
 final class PostAppender: Service, Sendable {
     typealias Post = (location: StudentLocation, metadata: EventMetadata)
 
@@ -59,7 +60,7 @@ final class PostAppender: Service, Sendable {
                 return (writer, Self.take(&state.queue, upTo: maximumBatch))
             }
             switch handOver {
-            case .none: continuation.resume(throwing: LocationError.stopping)
+            case .none: continuation.resume(throwing: ServiceStopping())
             case .some(let writer?): writer.0.resume(returning: writer.1)
             case .some(nil): break
             }

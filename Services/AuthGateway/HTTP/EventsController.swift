@@ -36,7 +36,7 @@ struct EventsController: Sendable {
                     var cursor = start.description
                     while true {
                         let page = try await locations.changes(after: cursor, wait: 0, requestID: requestID)
-                        for event in page.events { try await writer.write(Self.frame(event)) }
+                        for event in page.events { try await writer.write(SSEFrame.event(event)) }
                         if let position = page.events.last.flatMap({ LogPosition($0.id) }) { last = position }
                         if page.events.isEmpty { break }
                         cursor = page.cursor
@@ -47,7 +47,7 @@ struct EventsController: Sendable {
                     for await message in messages {
                         switch message {
                         case .heartbeat:
-                            guard (try? await writer.write(Self.heartbeat)) != nil else { return }
+                            guard (try? await writer.write(SSEFrame.heartbeat)) != nil else { return }
                         case .change(let position, let frame):
                             if let last, position <= last { continue }
                             last = position
@@ -59,16 +59,5 @@ struct EventsController: Sendable {
                 }
                 try await writer.finish(nil)
             })
-    }
-
-    static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")
-
-    /// `id`, `event` (the event type) and one `data` line of JSON.
-    static func frame(_ event: LocationChangeEvent) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeString("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ")
-        buffer.writeBytes(event.dataJSON)
-        buffer.writeString("\n\n")
-        return buffer
     }
 }

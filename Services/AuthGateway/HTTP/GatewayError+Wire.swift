@@ -1,0 +1,45 @@
+import HTTPTypes
+import OnTheMapShared
+
+/// How each refusal travels: its status, its Parse code on the StudentLocation routes, and the headers
+/// that come with it. The words are the refusal's own (`message`, `parameter`).
+extension GatewayError {
+    var status: HTTPResponse.Status {
+        switch self {
+        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing, .invalidQuery: .badRequest
+        case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
+        case .throttled, .tooManySignUps, .tooManyStreams: .tooManyRequests
+        case .identityUnavailable, .geocoderUnavailable: .badGateway
+        case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
+        case .userNotFound, .noGeocodeMatch, .pinNotFound: .notFound
+        case .emailTaken: .conflict
+        case .notLoggedIn: .unauthorized
+        case .locationsUnavailable, .databaseUnavailable: .serviceUnavailable
+        case .bodyTooLarge: .contentTooLarge
+        case .internalFailure: .internalServerError
+        }
+    }
+
+    /// Parse's numbering, for the StudentLocation routes.
+    var parseCode: ParseError.Code {
+        switch self {
+        case .notLoggedIn: .invalidSessionToken
+        case .crossOrigin, .xsrfMismatch: .operationForbidden
+        case .locationsUnavailable, .databaseUnavailable: .connectionFailed
+        case .bodyTooLarge: .validationFailed
+        case .malformedBody: .invalidJSON
+        case .pinNotFound: .objectNotFound
+        case .invalidQuery: .invalidQuery
+        case .tooManyStreams: .requestLimitExceeded
+        default: .internalServerError
+        }
+    }
+
+    var extraHeaders: HTTPFields {
+        if case .throttled(let seconds) = self { return [.retryAfter: String(seconds)] }
+        if case .tooManySignUps(let seconds) = self { return [.retryAfter: String(seconds)] }
+        if case .tooManyStreams = self { return [.retryAfter: "10"] }
+        if self == .databaseUnavailable || self == .locationsUnavailable { return [.retryAfter: "1"] }
+        return [:]
+    }
+}
