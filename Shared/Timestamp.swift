@@ -146,3 +146,11 @@ extension Timestamp: Codable {
         try container.encode(iso8601)
     }
 }
+
+extension Timestamp {
+    /// This time moved on by `duration`, to the millisecond.
+    public func adding(_ duration: Duration) -> Timestamp {
+        let (seconds, attoseconds) = duration.components
+        return Timestamp(millisecondsSince1970: millisecondsSince1970 + seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}

@@ -12,13 +12,14 @@ import WebClient
 func buildApplication(
     _ configuration: GatewayConfiguration,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    clock: any WallClock = SystemClock(),
     logger baseLogger: Logger? = nil
 ) throws -> some ApplicationProtocol {
     var configuredLogger = baseLogger ?? Logger(label: "auth-gateway")
     configuredLogger.logLevel = configuration.logLevel
     let logger = configuredLogger
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
-    let parts = GatewayParts(configuration, client: client, registry: registry, logger: logger)
+    let parts = GatewayParts(configuration, client: client, registry: registry, clock: clock, logger: logger)
     let counters = RequestCounters(registry: registry)
     let hotRead = LatestListHotRead(latest: parts.latest)
     var app = Application(
@@ -107,7 +108,10 @@ struct GatewayParts {
     let feed: LiveFeed
     let writes: LocationWriteForwarder
 
-    init(_ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry, logger: Logger) {
+    init(
+        _ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry,
+        clock: any WallClock = SystemClock(), logger: Logger
+    ) {
         database = Database(client: client, logger: logger)
         // At most 8 connections to each outside host; further requests wait for one.
         var clientConfiguration = HTTPClient.Configuration(
@@ -128,9 +132,9 @@ struct GatewayParts {
                     baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
                     accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
             }
-        let sessionCache = SessionCache()
+        let sessionCache = SessionCache(clock: clock)
         let sessions = Sessions(
-            provider: provider, store: SessionStore(database: database), cache: sessionCache,
+            provider: provider, store: SessionStore(database: database, clock: clock), cache: sessionCache,
             throttle: LoginThrottle(database: database, policy: configuration.throttle),
             lifetime: configuration.sessionLifetime, logger: logger)
         self.sessions = sessions

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
+import ServiceKit
 import TestSupport
 import Testing
 
@@ -12,7 +13,8 @@ import Testing
     static let pin = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}"#
 
     @Test func writesWithoutALiveSessionAre401() async throws {
-        try await withGateway(configure: { $0.sessionLifetime = .seconds(1) }) { client, _ in
+        let clock = ManualClock()
+        try await withGateway(clock: clock, configure: { $0.sessionLifetime = .seconds(1) }) { client, _ in
             let none = try await client.send(.post, "/v1/StudentLocation", body: Self.pin)
             #expect(none.status == .unauthorized)
             #expect(none.json["code"] as? Int == 209)
@@ -22,7 +24,9 @@ import Testing
             #expect(forged.status == .unauthorized)
             let student = try await client.signedUpAndLoggedIn("expiring@example.com")
             #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [student.bearer]).status == .ok)
-            try await Task.sleep(for: .milliseconds(1500))
+            clock.advance(by: .milliseconds(999))
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [student.bearer]).status == .ok)
+            clock.advance(by: .milliseconds(1))
             let expired = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [student.bearer])
             #expect(expired.status == .unauthorized)
         }

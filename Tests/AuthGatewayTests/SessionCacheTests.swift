@@ -1,4 +1,5 @@
 import OnTheMapShared
+import ServiceKit
 import TestSupport
 import Testing
 
@@ -24,6 +25,21 @@ import Testing
         #expect(cache.unconfirmed == ["a"])
         cache.store(bob, expiresAt: later, tokenHash: "b", readAt: cache.generation)
         #expect(cache.account(tokenHash: "b") == nil, "a session read while nobody listens may be revoked unheard")
+    }
+
+    @Test func anEntryIsServedUntilItsSessionExpiresOrItIsTooOldToTrust() {
+        let clock = ManualClock()
+        let cache = SessionCache(maximumAge: .seconds(60), clock: clock)
+        cache.setListening(true)
+        cache.store(ada, expiresAt: clock.now.adding(.seconds(30)), tokenHash: "a", readAt: cache.generation)
+        cache.store(bob, expiresAt: clock.now.adding(.seconds(3600)), tokenHash: "b", readAt: cache.generation)
+        clock.advance(by: .seconds(29))
+        #expect(cache.account(tokenHash: "a") == ada)
+        clock.advance(by: .seconds(1))
+        #expect(cache.account(tokenHash: "a") == nil, "the session has expired")
+        #expect(cache.account(tokenHash: "b") == bob)
+        clock.advance(by: .seconds(30))
+        #expect(cache.account(tokenHash: "b") == nil, "held 60 s: asked of the table again, in case a revocation went unheard")
     }
 
     @Test func onceCheckedTheRevokedAreDroppedAndTheLiveKeptWithTheirAccountsAsTheyAreNow() {

@@ -1,4 +1,5 @@
 import OnTheMapShared
+import ServiceKit
 import Synchronization
 
 /// The live sessions this replica has looked up, so that a write does not cost a query for its session.
@@ -15,7 +16,7 @@ final class SessionCache: Sendable {
     struct Entry: Sendable {
         let account: Account
         let expiresAt: Timestamp
-        let storedAt: ContinuousClock.Instant
+        let storedAt: Timestamp
     }
 
     private struct State {
@@ -35,17 +36,21 @@ final class SessionCache: Sendable {
     private let state = Mutex(State())
     let capacity: Int
     let maximumAge: Duration
+    /// Decides when an entry has expired or is too old to trust.
+    let clock: any WallClock
 
-    init(capacity: Int = 100_000, maximumAge: Duration = .seconds(60)) {
+    init(capacity: Int = 100_000, maximumAge: Duration = .seconds(60), clock: any WallClock = SystemClock()) {
         self.capacity = capacity
         self.maximumAge = maximumAge
+        self.clock = clock
     }
 
     /// The account of a session known to be live, by the hex SHA-256 of its token.
-    func account(tokenHash: String, now: Timestamp = .now()) -> Account? {
-        state.withLock { state in
+    func account(tokenHash: String) -> Account? {
+        let now = clock.now
+        return state.withLock { state in
             guard let entry = state.entries[tokenHash] else { return nil }
-            guard now < entry.expiresAt, ContinuousClock.now - entry.storedAt < maximumAge else {
+            guard now < entry.expiresAt, now < entry.storedAt.adding(maximumAge) else {
                 state.entries[tokenHash] = nil
                 state.unconfirmed.remove(tokenHash)
                 return nil
@@ -63,7 +68,7 @@ final class SessionCache: Sendable {
             if state.entries.count >= capacity, state.entries[tokenHash] == nil {
                 state.entries.remove(at: state.entries.startIndex)
             }
-            state.entries[tokenHash] = Entry(account: account, expiresAt: expiresAt, storedAt: .now)
+            state.entries[tokenHash] = Entry(account: account, expiresAt: expiresAt, storedAt: clock.now)
         }
     }
 

@@ -6,11 +6,13 @@ import ServiceKit
 /// `auth.sessions`. A revocation is announced to every replica (see `SessionCache`) in its own statement.
 struct SessionStore: Sendable {
     let database: Database
+    /// Sets each session's expiry, and decides which have expired.
+    let clock: any WallClock
 
     func create(for account: Account, lifetime: Duration) async throws -> (token: SessionToken, expiresAt: Timestamp) {
-        let now = Timestamp.now()
+        let now = clock.now
         let token = SessionToken.generate(at: now)
-        let expires = Timestamp(millisecondsSince1970: now.millisecondsSince1970 + lifetime.components.seconds * 1000)
+        let expires = now.adding(lifetime)
         _ = try await database.write(
             """
             INSERT INTO auth.sessions (token_hash, account_key, expires_at)
@@ -25,7 +27,7 @@ struct SessionStore: Sendable {
             """
             SELECT a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
-            WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash)) AND s.revoked_at IS NULL AND s.expires_at > now()
+            WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash)) AND s.revoked_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
             """)
         guard let row = rows.first else { return nil }
         let (key, provider, email, first, last, expires) = try row.decode((String, String, String, String, String, Date).self)
@@ -39,7 +41,7 @@ struct SessionStore: Sendable {
             SELECT encode(s.token_hash, 'hex'), a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
             WHERE s.token_hash IN (SELECT decode(hash, 'hex') FROM unnest(\(tokenHashes)::text[]) AS hash)
-              AND s.revoked_at IS NULL AND s.expires_at > now()
+              AND s.revoked_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
             """)
         var live: [String: (account: Account, expiresAt: Timestamp)] = [:]
         for row in rows {

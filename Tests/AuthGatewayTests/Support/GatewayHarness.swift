@@ -19,6 +19,7 @@ struct GatewayFixture: Sendable {
 
 func withGateway(
     database given: TestDatabase? = nil,
+    clock: any WallClock = SystemClock(),
     configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, GatewayFixture) async throws -> Void
 ) async throws {
@@ -35,7 +36,7 @@ func withGateway(
     configuration.port = 0
     configuration.passwordCost = 4
     configure(&configuration)
-    let app = try buildApplication(configuration, logger: TestDatabase.logger)
+    let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger)
     try await app.test(.live) { client in
         try await body(client, GatewayFixture(database: database, locations: locations))
     }
