@@ -70,12 +70,13 @@ import Testing
             await cache.revocationHeard(tokenHash: "a")
             heard.stop()
         }
+        while cache.echoWaiterCount == 0 { await Task.yield() }
         cache.heard(SessionCache.revokedPrefix + "b")
         cache.heard(SessionCache.accountPrefix + ada.key)
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(!heard.isStopped, "other announcements are not its echo")
+        #expect(cache.echoWaiterCount == 1, "other announcements are not its echo")
         cache.heard(SessionCache.revokedPrefix + "a")
         await waiting.value
+        #expect(heard.isStopped)
     }
 
     @Test func anEchoHeardBeforeTheWaitOrNoListenerAtAllEndsTheWaitAtOnce() async {
@@ -94,10 +95,11 @@ import Testing
             ended.stop()
         }
         let cancelled = Task { await cache.revocationHeard(tokenHash: "b") }
-        try? await Task.sleep(for: .milliseconds(50))
+        while cache.echoWaiterCount < 2 { await Task.yield() }
         cancelled.cancel()
         await cancelled.value
-        #expect(!ended.isStopped, "one wait cancelled ends no other")
+        #expect(cache.echoWaiterCount == 1, "one wait cancelled ends no other")
+        #expect(!ended.isStopped)
         cache.setListening(false)
         await lost.value
     }

@@ -59,6 +59,9 @@ final class SessionCache: Sendable {
         }
     }
 
+    /// Logouts waiting for their revocation to come back.
+    var echoWaiterCount: Int { state.withLock { $0.echoWaiters.count } }
+
     /// The generation to pass to `store` after reading the database.
     var generation: UInt64 { state.withLock { $0.generation } }
 
