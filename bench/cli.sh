@@ -2,9 +2,9 @@
 # The command-line client against curl: `onthemap list --json` and `curl -s` of the same URL, whole
 # processes timed warm with hyperfine (goal: at most 2x curl's time), plus the client's start-up time
 # (`onthemap --version`, no network) and its peak resident memory for one `list --json`.
-# Starts its own PostgreSQL and both services (release builds in .build-bench/, shared with bench/run.sh),
+# Starts its own PostgreSQL and both services (release builds in .build-bench/, shared with bench/run.py),
 # fills the latest-100 list, and writes the "Command line" section of BENCHMARKS.md (replaced if there,
-# appended if not). bench/run.sh calls it after rewriting the rest of the file.
+# appended if not). bench/run.py calls it after rewriting the rest of the file.
 #
 # Usage (as root on Debian 12; installs hyperfine, PostgreSQL, curl if missing): bench/cli.sh
 set -euo pipefail

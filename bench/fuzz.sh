@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The long fuzzing pass: every parser of client input for a million runs (scripts/fuzz.sh), its figures
-# written to the "Fuzzing" section of BENCHMARKS.md (replaced if there, appended if not). bench/run.sh
+# written to the "Fuzzing" section of BENCHMARKS.md (replaced if there, appended if not). bench/run.py
 # calls it after rewriting the rest of the file.
 #
 # Usage: bench/fuzz.sh [RUNS]   (default 1000000)

@@ -1,4 +1,4 @@
-"""BENCHMARKS.md is written a section at a time, each by the benchmark that measured it (bench/report.py
+"""BENCHMARKS.md is written a section at a time, each by the benchmark that measured it (bench/run.py
 the main tables, bench/fuzz.sh, bench/cli.sh, bench/web.sh, bench/fanout.sh their own): a writer replaces
 the sections it brings and leaves the others, each from its own run, where they are."""
 import os

@@ -1,4 +1,4 @@
--- Prints one machine-readable line when a wrk run ends, so run.sh need not parse wrk's human output.
+-- Prints one machine-readable line when a wrk run ends, so bench/run.py need not parse wrk's human output.
 -- Latencies are in microseconds, as wrk measures them.
 function done(summary, latency, requests)
    local errors = summary.errors

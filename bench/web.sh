@@ -2,7 +2,7 @@
 # The web client with 100 pins in headless Chromium: bytes transferred for the page (all but map tiles)
 # and the time from navigation to every marker drawn, medians of 10 loads from an empty cache and 10 that
 # revalidate, beside the JSON list fetched alone. Goals: at most 300 KB and 500 ms.
-# Release builds in .build-bench/ (shared with bench/run.sh); its own PostgreSQL, services and stand-in
+# Release builds in .build-bench/ (shared with bench/run.py); its own PostgreSQL, services and stand-in
 # tile server on loopback (Tests/browser/stack.sh). Writes the "Web client" section of BENCHMARKS.md
 # (replaced if there, appended if not).
 #

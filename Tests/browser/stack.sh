@@ -90,7 +90,7 @@ web_stack_stop() {
 }
 
 # web_stack_bench NAME: what the benchmarks on this stack share (bench/web.sh, fanout.sh, soak.sh): release
-# builds of both services in .build-bench/ (shared with bench/run.sh; build logs in
+# builds of both services in .build-bench/ (shared with bench/run.py; build logs in
 # bench/results/NAME-build-*.log), a scratch folder, and on exit the stack stopped, its logs kept in
 # bench/results/ and the folder removed. Run from the project's root. Sets BENCH_BIN and BENCH_WORK.
 web_stack_bench() {
