@@ -18,8 +18,7 @@ import Testing
                 headers: [student.bearer, HTTPField(name: .init("X-Request-ID")!, value: "trace-me-42")])
             #expect(reply.status == .ok)
             #expect(reply.headers[.init("X-Request-ID")!] == "trace-me-42")
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(fixture.locations.output.contains("request_id=trace-me-42"))
+            #expect(await fixture.locations.output(contains: "request_id=trace-me-42"))
             // Without one, each request gets its own, on the cached list as on a forwarded request.
             var made: Set<String> = []
             for uri in ["/v1/StudentLocation", "/v1/StudentLocation", "/v1/StudentLocation?limit=5"] {

@@ -52,8 +52,8 @@ import Testing
     @Test func postsUpdatesAndDeletesArriveAsTheyHappen() async throws {
         try await withGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("live@example.com")
+            // Subscribed before the answer's head is sent: what is posted from here on reaches it.
             let events = try await Self.open(client.port!)
-            try await Task.sleep(for: .milliseconds(200))
 
             let id = try await client.postPin(as: student, mapString: "Lagos, Nigeria")
             let posted = try await events.next()
@@ -78,7 +78,6 @@ import Testing
         try await withGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("resume@example.com")
             let first = try await Self.open(client.port!)
-            try await Task.sleep(for: .milliseconds(200))
             _ = try await client.postPin(as: student, mapString: "Seen")
             let seen = try await first.next()
             let lastID = try #require(seen["id"])

@@ -113,6 +113,16 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public func terminate() { if process.isRunning { process.terminate() } }
 
+    /// Whether the process's output holds `text` by the deadline: it reads the log as the process writes it.
+    public func output(contains text: String, within limit: Duration = .seconds(5)) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !output.contains(text) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
     /// Waits for the process to exit and returns its status, or nil if it is still running at the deadline.
     public func waitForExit(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
