@@ -11,6 +11,8 @@ import PostgresNIO
 /// 3. Catch up with events that arrived meanwhile, applying them to the shadow table.
 /// 4. Briefly lock out appends, apply the last few events, and swap the shadow table in (or, when
 ///    verifying, compare it with the live table and throw it away).
+///
+/// The projection rule here is one of three; `PinFold` says why, and which tests hold them together.
 struct Replayer: Sendable {
     let client: PostgresClient
     let logger: Logger

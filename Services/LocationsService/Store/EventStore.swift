@@ -10,6 +10,8 @@ import ServiceKit
 /// commit together or not at all, in one round trip. Timestamps travel as ISO-8601 text so the stored
 /// value is exactly the millisecond the event carries (a `Date` would pass through floating point). Unique constraints, not `ON CONFLICT DO NOTHING`,
 /// decide races: a lost append is an error the caller sees.
+///
+/// The projection rule here is one of three; `PinFold` says why, and which tests hold them together.
 struct EventStore: Sendable {
     let database: Database
 
