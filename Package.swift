@@ -31,10 +31,24 @@ let package = Package(
             name: "OnTheMapShared",
             path: "Shared"
         ),
+        // The door before the router: answers decided on a connection's event loop (PreparedConnectionState).
+        .target(
+            name: "PreparedHTTP",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+            ],
+            path: "Services/PreparedHTTP"
+        ),
         .target(
             name: "ServiceKit",
             dependencies: [
                 "OnTheMapShared",
+                "PreparedHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -62,6 +76,7 @@ let package = Package(
             name: "LocationsService",
             dependencies: [
                 "OnTheMapShared",
+                "PreparedHTTP",
                 "ServiceKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -78,6 +93,7 @@ let package = Package(
             name: "AuthGateway",
             dependencies: [
                 "OnTheMapShared",
+                "PreparedHTTP",
                 "ServiceKit",
                 "Geocoding",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -145,6 +161,15 @@ let package = Package(
             name: "SharedTests",
             dependencies: ["OnTheMapShared"],
             path: "Tests/SharedTests"
+        ),
+        .testTarget(
+            name: "PreparedHTTPTests",
+            dependencies: [
+                "PreparedHTTP",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/PreparedHTTPTests"
         ),
         .testTarget(
             name: "ServiceKitTests",

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import OnTheMapShared
 import PostgresNIO
+import PreparedHTTP
 import Prometheus
 import ServiceKit
 import WebClient
@@ -29,7 +30,7 @@ func buildApplication(
             prepared: { request in
                 hotRead.answer(request).map(PreparedHandling.answer) ?? parts.writes.handling(request)
             }),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "auth-gateway"),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         services: [
             client, parts.sessionAnnouncements, HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed,
             MemoryReturn(),

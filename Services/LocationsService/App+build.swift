@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import OnTheMapShared
 import PostgresNIO
+import PreparedHTTP
 import Prometheus
 import ServiceKit
 
@@ -24,7 +25,7 @@ func buildApplication(
         server: .http1(
             serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits,
             prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locations-service"),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         // Stopped in reverse order: the server drains its requests, then the writers their queue, the cache
         // refuses whoever still waits for a list, and the pool closes.
         services: [client, parts.cache, parts.posts, parts.notifier, MemoryReturn()],

@@ -73,6 +73,17 @@ import Testing
         return (status, fields, String(payload))
     }
 
+    /// Answers given so far by each door, as the gateway's /metrics counts them (`door` label).
+    static func answeredByDoor(_ client: any TestClientProtocol) async throws -> [String: Int] {
+        let metrics = try await client.send(.get, "/metrics").body
+        var counts: [String: Int] = [:]
+        for line in metrics.split(separator: "\n") where line.hasPrefix("onthemap_http_requests_total{") {
+            guard let label = line.firstRange(of: #"door=""#), let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }
+            counts[String(line[label.upperBound...].prefix { $0 != "\"" }), default: 0] += Int(value)
+        }
+        return counts
+    }
+
     static let pin = #"{"mapString":"Lagos, Nigeria","mediaURL":"https://a.example","latitude":6.45,"longitude":3.39}"#
 
     @Test func aPostAndItsEditAnswerAlikeThroughEitherDoor() async throws {
@@ -81,8 +92,14 @@ import Testing
             let student = try await client.signedUpAndLoggedIn("doors@example.com")
             for framing in Framing.allCases {
                 let bearer = "Authorization: Bearer \(student.token)"
+                let before = try await Self.answeredByDoor(client)
                 let posted = try await exchange(
                     framing, "POST", "/v1/StudentLocation", body: Self.pin, headers: [bearer, "X-Request-ID: door-\(framing)"], port: port)
+                let after = try await Self.answeredByDoor(client)
+                // The first read of /metrics is one more answer through the router.
+                let (prepared, routed) = framing == .keepAlive ? (1, 1) : (0, 2)
+                #expect(after["prepared", default: 0] - before["prepared", default: 0] == prepared, "\(framing): \(before) → \(after)")
+                #expect(after["router", default: 0] - before["router", default: 0] == routed, "\(framing): \(before) → \(after)")
                 #expect(posted.status.hasSuffix(" 200 OK"), "\(framing): \(posted.status)")
                 #expect(posted.headers["content-type"] == "application/json", "\(framing)")
                 #expect(posted.headers["x-request-id"] == "door-\(framing)", "\(framing)")

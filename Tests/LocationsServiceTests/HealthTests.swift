@@ -25,7 +25,7 @@ import Testing
             #expect(metrics.status == .ok)
             #expect(metrics.headers[.contentType]?.hasPrefix("text/plain") == true)
             #expect(metrics.body.contains("onthemap_events_appended_total 2"))
-            #expect(metrics.body.contains(#"onthemap_http_requests_total{status="2xx"} 2"#), "\(metrics.body)")
+            #expect(metrics.body.contains(#"onthemap_http_requests_total{status="2xx",door="router"} 2"#), "\(metrics.body)")
         }
     }
 

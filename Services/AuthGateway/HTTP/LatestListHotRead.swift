@@ -1,5 +1,6 @@
 import HTTPTypes
 import OnTheMapShared
+import PreparedHTTP
 import ServiceKit
 
 /// The default list answered before the router (see `HTTPServerBuilder.http1(serverName:…)`), while the
@@ -16,7 +17,7 @@ struct LatestListHotRead: Sendable {
             let list = latest.current
         else { return nil }
         var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
-        answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()))
+        answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.resolve(request.header(.requestID))))
         return answer
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import OnTheMapShared
+import PreparedHTTP
 import ServiceKit
 
 /// Posting, changing and deleting a pin: the write needs a session, is refused from other sites' pages,
@@ -34,7 +35,7 @@ struct LocationWriteForwarder: Sendable {
     /// The door before the router: a POST to a StudentLocation mount, or a PUT or DELETE of one pin.
     func handling(_ request: PreparedRequest) -> PreparedHandling? {
         guard let (legacyParse, objectId) = Self.route(request.method, request.path) else { return nil }
-        let requestID = RequestIDMiddleware.acceptable(request.header(.requestID)) ?? RequestIDMiddleware.make()
+        let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
         let (method, headers) = (request.method, request.headers)
         return .deferred(
             PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop in

@@ -12,12 +12,17 @@ struct RequestIDMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let id = Self.acceptable(request.headers[Self.header]) ?? Self.make()
+        let id = Self.resolve(request.headers[Self.header])
         context.requestID = id
         context.logger[metadataKey: "request_id"] = "\(id)"
         var response = try await next(request, context)
         response.headers[Self.header] = id
         return response
+    }
+
+    /// The client's id when it is acceptable, else a new one: for both doors' answers.
+    static func resolve(_ header: String?) -> String {
+        acceptable(header) ?? make()
     }
 
     /// A new id, unique across replicas and restarts: this process's random prefix and a counter.

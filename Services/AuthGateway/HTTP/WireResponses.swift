@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import OnTheMapShared
+import PreparedHTTP
 import ServiceKit
 
 /// The session and users routes answer with `)]}'` and a newline before the JSON, successes and

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import OnTheMapShared
+import PreparedHTTP
 import ServiceKit
 
 /// The hot read answered before the router (see `HTTPServerBuilder.http1(serverName:…)`): a GET of the

@@ -4,16 +4,24 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
-import Prometheus
+import Synchronization
 import Testing
 
-@testable import ServiceKit
+@testable import PreparedHTTP
 
 /// Requests whose answer is in memory are answered on the event loop, and so are the requests with a
 /// body that the handler defers to a future; everything else reaches the router untouched, and answers
 /// never overtake each other on a connection.
 @Suite struct PreparedResponseHandlerTests {
-    static let list = CachedJSON(body: ByteBuffer(string: #"{"results":[]}"#), etag: "\"abc\"")
+    static let list = PreparedResponse(
+        status: .ok, headers: [.contentType: "application/json", .eTag: "\"abc\""], body: ByteBuffer(string: #"{"results":[]}"#))
+    static let notModified = PreparedResponse(status: .notModified, headers: [.eTag: "\"abc\""], body: nil)
+
+    /// What the handler reported of its answers: "ROUTE STATUS".
+    final class Reports: Sendable {
+        let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+    }
 
     /// The answers of POST /echo, completed by the test: the bodies received, and the promises to answer them.
     final class Echoes: @unchecked Sendable {
@@ -29,9 +37,9 @@ import Testing
 
     /// A connection whose handler answers GET /list from `list`, defers POST /echo (bodies up to 8 bytes)
     /// to `echoes`, and leaves everything else to the router, behind NIO's HTTP encoder as on a real connection.
-    func connection(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), echoes: Echoes = Echoes()) throws -> EmbeddedChannel {
+    func connection(reports: Reports = Reports(), echoes: Echoes = Echoes()) throws -> EmbeddedChannel {
         let handler = PreparedResponseHandler(
-            serverName: "test-server", counters: RequestCounters(registry: registry), logger: Logger(label: "test"),
+            serverName: "test-server", logger: Logger(label: "test"),
             prepared: { request in
                 if request.method == .POST, request.path == "/echo" {
                     return .deferred(
@@ -47,8 +55,9 @@ import Testing
                         })
                 }
                 guard request.method == .GET, request.path == "/list" else { return nil }
-                return .answer(Self.list.answer(ifNoneMatch: request.header(.ifNoneMatch)))
-            })
+                return .answer(request.header(.ifNoneMatch)?.contains("\"abc\"") == true ? Self.notModified : Self.list)
+            },
+            answered: { route, status, _ in reports.lines.withLock { $0.append("\(route) \(status.code)") } })
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), handler])
         return channel
@@ -221,15 +230,39 @@ import Testing
         #expect(recorder.quiesceEvents == 2)
     }
 
-    @Test func answersFromMemoryAreCounted() throws {
-        let registry = PrometheusCollectorRegistry()
-        let channel = try connection(registry: registry)
-        try request(channel, .GET, "/list")
+    @Test func everyAnswerOfTheHandlersIsReportedUnderItsRoute() throws {
+        let reports = Reports()
+        let channel = try connection(reports: reports)
+        try request(channel, .GET, "/list?limit=100")
         try request(channel, .POST, "/echo", body: ["123456789"])
-        var text: [UInt8] = []
-        registry.emit(into: &text)
-        #expect(String(decoding: text, as: UTF8.self).contains(#"onthemap_http_requests_total{status="2xx"} 1"#))
-        #expect(String(decoding: text, as: UTF8.self).contains(#"onthemap_http_requests_total{status="4xx"} 1"#))
+        try request(channel, .GET, "/other")
+        #expect(reports.all == ["GET /list 200", "POST /echo 413"])
+    }
+
+    @Test func theRoutersAnswersCarryTheSameHeadersAsTheHandlers() throws {
+        let channel = try connection()
+        try request(channel, .GET, "/other")
+        try channel.writeOutbound(
+            HTTPServerResponsePart.head(
+                HTTPResponseHead(
+                    version: .http1_1, status: .ok, headers: ["Date": "Thu, 01 Jan 1970 00:00:00 GMT", "Content-Length": "0"])))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        let routed = try written(channel)
+        try request(channel, .GET, "/list")
+        let prepared = try written(channel)
+        for text in [routed, prepared] {
+            #expect(text.contains("\r\nServer: test-server\r\n"), "\(text)")
+            #expect(text.contains("\r\nX-Content-Type-Options: nosniff\r\n"), "\(text)")
+            #expect(text.components(separatedBy: "\r\nDate: ").count == 2, "one date: \(text)")
+            #expect(text.contains("\r\nDate: \(HTTPDate.now)\r\n"), "\(text)")
+        }
+    }
+
+    @Test func anInterimContinueIsPassedOnAsTheRouterWroteIt() throws {
+        let channel = try connection()
+        try request(channel, .POST, "/echo", ["Expect": "100-continue"], body: ["hi"])
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue)))
+        #expect(try written(channel) == "HTTP/1.1 100 Continue\r\n\r\n")
     }
 
     @Test func theDateHeaderIsAnIMFFixdate() {

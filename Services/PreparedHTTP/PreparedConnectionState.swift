@@ -1,0 +1,182 @@
+import NIOCore
+import NIOHTTP1
+
+/// What one connection's `PreparedResponseHandler` does with each request part and each event, decided
+/// here without a channel: the handler only performs the actions, so every order of events can be tried
+/// on this value alone.
+///
+/// A request the `prepared` closure takes is answered by the handler; every other request goes to the
+/// router. Answers never overtake each other: while the router owes an answer, every request goes to
+/// the router too, and while the handler works out an answer, what arrives meanwhile is held back.
+struct PreparedConnectionState {
+    enum Action: Equatable {
+        /// Pass this part on to the router.
+        case route(HTTPServerRequestPart)
+        /// Nothing to do (yet).
+        case none
+        /// The request is the handler's to answer, under this route name (for its metrics), once its end arrives.
+        case take(route: String)
+        /// Write this answer, then call `answerWritten()`.
+        case answer(PreparedResponse)
+        /// Work the answer out from the body (nil when it went past the limit), write it, then call `answerWritten()`.
+        case respond(PreparedDeferral, body: ByteBuffer?)
+
+        static func == (lhs: Action, rhs: Action) -> Bool {
+            switch (lhs, rhs) {
+            case (.route(let a), .route(let b)): a == b
+            case (.none, .none): true
+            case (.take(let a), .take(let b)): a == b
+            case (.answer(let a), .answer(let b)): a.head == b.head && a.body == b.body
+            case (.respond(let a, let bodyA), .respond(let b, let bodyB)): a.bodyLimit == b.bodyLimit && bodyA == bodyB
+            default: false
+            }
+        }
+    }
+
+    /// After one of the handler's answers is written.
+    enum AfterAnswer: Equatable {
+        /// Go on: take the held parts (`nextHeld()`), then read again if a read was put off (`resumeReading()`).
+        case goOn
+        /// The server asked connections to wind down while the answer was owed: pass that on now (the
+        /// handlers after this one close the connection), and read nothing more.
+        case passShutdownOn
+    }
+
+    /// What is done with the request being read.
+    private enum Reading {
+        /// Passed to the router, part by part.
+        case routing
+        /// Answered from memory once its end arrives.
+        case answering(PreparedResponse)
+        /// Its body collected for `deferral` (nil once past the limit).
+        case collecting(PreparedDeferral, body: ByteBuffer?)
+        /// Read; its answer is being written or worked out. What arrives meanwhile (a pipelined request)
+        /// is held back, and once some is, no more is read until the answer has been written.
+        case awaiting
+    }
+
+    private let prepared: PreparedAnswer
+    private var reading = Reading.routing
+    /// Requests handed to the router whose response has not ended. While there are any, every request goes
+    /// to the router too: answering it here would overtake their responses on a pipelined connection.
+    private var routed = 0
+    private var held = CircularBuffer<HTTPServerRequestPart>()
+    private var readPending = false
+    private var shutdownPending = false
+
+    init(prepared: @escaping PreparedAnswer) {
+        self.prepared = prepared
+    }
+
+    mutating func receive(_ part: HTTPServerRequestPart) -> Action {
+        switch (part, reading) {
+        case (_, .awaiting):
+            held.append(part)
+            return .none
+        case (.head(var head), _):
+            if let (taken, route) = take(head) {
+                reading = taken
+                return .take(route: route)
+            }
+            routed += 1
+            // The router closes a connection after its answer only when the request says `Connection:
+            // close`; an HTTP/1.0 request means the same by saying nothing.
+            if !head.isKeepAlive, !head.headers[canonicalForm: "Connection"].contains(where: { $0.lowercased() == "close" }) {
+                head.headers.add(name: "Connection", value: "close")
+            }
+            return .route(.head(head))
+        case (.body, .routing), (.end, .routing):
+            return .route(part)
+        case (.body, .answering):
+            return .none
+        case (.body(var chunk), .collecting(let deferral, var body)):
+            // Let go of the state's copy first, so that the body grows in place.
+            reading = .routing
+            if body.map({ $0.readableBytes + chunk.readableBytes <= deferral.bodyLimit }) == true {
+                body!.writeBuffer(&chunk)
+            } else {
+                body = nil
+            }
+            reading = .collecting(deferral, body: body)
+            return .none
+        case (.end, .answering(let answer)):
+            reading = .awaiting
+            return .answer(answer)
+        case (.end, .collecting(let deferral, let body)):
+            reading = .awaiting
+            return .respond(deferral, body: body)
+        }
+    }
+
+    /// Whether the handler answers a request, from its head. HTTP/1.0, a connection that ends after this
+    /// response, and a body announced with `Expect: 100-continue` are left to the router, which knows how
+    /// to answer them.
+    private func take(_ head: HTTPRequestHead) -> (Reading, route: String)? {
+        guard routed == 0, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect"),
+            let handling = prepared(PreparedRequest(method: head.method, target: head.uri, headers: head.headers))
+        else { return nil }
+        let route = Self.route(head.method, head.uri)
+        switch handling {
+        case .answer(let answer): return (.answering(answer), route)
+        case .deferred(let deferral): return (.collecting(deferral, body: ByteBuffer()), route)
+        }
+    }
+
+    /// The pattern of a path the handler answers, as the router names its routes: a collection is its own
+    /// pattern; a PUT or DELETE names one pin, whose id is the last segment.
+    static func route(_ method: HTTPMethod, _ target: String) -> String {
+        let path = target.prefix { $0 != "?" }
+        if method == .PUT || method == .DELETE, let slash = path.lastIndex(of: "/") {
+            return "\(method.rawValue) \(path[...slash]):objectId"
+        }
+        return "\(method.rawValue) \(path)"
+    }
+
+    mutating func answerWritten() -> AfterAnswer {
+        reading = .routing
+        guard shutdownPending else { return .goOn }
+        shutdownPending = false
+        held.removeAll()
+        return .passShutdownOn
+    }
+
+    /// The next part held back while an answer was owed, unless another answer is owed by now.
+    mutating func nextHeld() -> HTTPServerRequestPart? {
+        guard !isAwaiting else { return nil }
+        return held.popFirst()
+    }
+
+    /// Whether to read now a read that was put off (once, after the held parts are taken).
+    mutating func resumeReading() -> Bool {
+        guard !isAwaiting, readPending else { return false }
+        readPending = false
+        return true
+    }
+
+    /// Whether a read the channel asks for goes ahead now. Reading stops only once a pipelined request is
+    /// actually held back: pausing and resuming for every deferred answer would cost two `epoll_ctl` calls
+    /// each, for clients that send one request at a time.
+    mutating func readRequested() -> Bool {
+        guard isAwaiting, !held.isEmpty else { return true }
+        readPending = true
+        return false
+    }
+
+    /// Whether the server's request to wind down passes on now; while an answer of the handler's is owed it
+    /// waits for `answerWritten()`, so the request is finished first.
+    mutating func shutdownRequested() -> Bool {
+        if case .routing = reading { return true }
+        shutdownPending = true
+        return false
+    }
+
+    /// The router finished one of its answers.
+    mutating func routedAnswerEnded() {
+        routed -= 1
+    }
+
+    private var isAwaiting: Bool {
+        if case .awaiting = reading { return true }
+        return false
+    }
+}

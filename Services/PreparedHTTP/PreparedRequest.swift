@@ -1,0 +1,58 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// A request as `PreparedAnswer` sees it: the method, the target and the headers, straight from the HTTP parser.
+public struct PreparedRequest {
+    public let method: HTTPMethod
+    /// Path and query as sent, e.g. `/v1/StudentLocation?limit=100`.
+    public let target: String
+    /// The target up to its `?`, and what follows it (nil without a `?`).
+    public let path: Substring
+    public let query: Substring?
+    public let headers: HTTPHeaders
+
+    public init(method: HTTPMethod = .GET, target: String, headers: HTTPHeaders) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        // By bytes: splitting the String by Characters showed as 7% of the hot read's CPU.
+        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = target[..<mark]
+            query = target[target.utf8.index(after: mark)...]
+        } else {
+            path = target[...]
+            query = nil
+        }
+    }
+
+    public func header(_ name: HTTPField.Name) -> String? { headers.first(name: name.rawName) }
+}
+
+/// How a request that skips the router is answered.
+public enum PreparedHandling: Sendable {
+    /// At once, from memory.
+    case answer(PreparedResponse)
+    /// Once its body has arrived, by a future that completes on the connection's event loop.
+    case deferred(PreparedDeferral)
+}
+
+/// The answer to a request with a body, worked out on the connection's event loop.
+public struct PreparedDeferral: Sendable {
+    /// The longest body passed on: a longer one is dropped as it arrives, and `respond` gets nil (and
+    /// decides when to say so: after the checks that come first, say).
+    public let bodyLimit: Int
+    public let respond: @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
+
+    public init(
+        bodyLimit: Int,
+        respond: @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
+    ) {
+        self.bodyLimit = bodyLimit
+        self.respond = respond
+    }
+}
+
+/// Decides, from a request's head alone, whether it skips the router; nil sends it on to the router.
+/// Runs on a connection's event loop, so it must not block.
+public typealias PreparedAnswer = @Sendable (PreparedRequest) -> PreparedHandling?

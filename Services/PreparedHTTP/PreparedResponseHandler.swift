@@ -1,0 +1,118 @@
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Answers the requests its `prepared` closure takes, and passes every other one on to the router; it
+/// performs what `PreparedConnectionState` decides.
+///
+/// Its answers are rendered to bytes here and written below NIO's HTTP encoder, which would otherwise
+/// build a header list and check its framing for every one of them: the list's answer never changes
+/// between requests but for the date. The headers every answer carries are added here to both doors'
+/// answers (`AnswerHeaders`), and both are reported to `answered`.
+public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPServerRequestPart
+    public typealias InboundOut = HTTPServerRequestPart
+    public typealias OutboundIn = HTTPServerResponsePart
+    public typealias OutboundOut = HTTPServerResponsePart
+
+    /// Told of each answer the handler writes: its route (method and path pattern), status and start.
+    public typealias Answered = @Sendable (_ route: String, _ status: HTTPResponse.Status, _ since: ContinuousClock.Instant) -> Void
+
+    private var state: PreparedConnectionState
+    private let headers: AnswerHeaders
+    private let answered: Answered
+    private let logger: Logger
+    /// The route and start of the request this handler is answering, for `answered`.
+    private var taken: (route: String, since: ContinuousClock.Instant)?
+    /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
+    /// place when there is none, as in a test's bare channel).
+    private var output: ChannelHandlerContext?
+
+    public init(serverName: String, logger: Logger, prepared: @escaping PreparedAnswer, answered: @escaping Answered) {
+        state = PreparedConnectionState(prepared: prepared)
+        headers = AnswerHeaders(serverName: serverName)
+        self.answered = answered
+        self.logger = logger
+    }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        output = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        output = nil
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        perform(state.receive(unwrapInboundIn(data)), context: context)
+    }
+
+    private func perform(_ action: PreparedConnectionState.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .route(let part):
+            context.fireChannelRead(wrapInboundOut(part))
+        case .none:
+            break
+        case .take(let route):
+            logger.debug("answered before the router", metadata: ["hb.request.route": "\(route)"])
+            taken = (route, .now)
+        case .answer(let answer):
+            write(answer, context: context)
+        case .respond(let deferral, let body):
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let loopContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+            deferral.respond(body, context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
+                let answer: PreparedResponse
+                switch result {
+                case .success(let success): answer = success
+                case .failure(let error):
+                    handler.value.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+                    answer = PreparedResponse(status: .internalServerError, headers: [:], body: nil)
+                }
+                handler.value.write(answer, context: loopContext.value)
+            }
+        }
+    }
+
+    /// Writes an answer of this handler's, then goes on with what arrived meanwhile (or, when the server is
+    /// shutting down, lets the connection close).
+    private func write(_ answer: PreparedResponse, context: ChannelHandlerContext) {
+        let output = self.output ?? context
+        output.write(NIOAny(headers.render(answer, allocator: context.channel.allocator)), promise: nil)
+        if let body = answer.body { output.write(NIOAny(body), promise: nil) }
+        output.flush()
+        if let taken { answered(taken.route, answer.status, taken.since) }
+        taken = nil
+        switch state.answerWritten() {
+        case .passShutdownOn:
+            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        case .goOn:
+            while let part = state.nextHeld() { perform(state.receive(part), context: context) }
+            if state.resumeReading() { context.read() }
+        }
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, !state.shutdownRequested() { return }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        if state.readRequested() { context.read() }
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head):
+            // An interim `100 Continue` is not an answer yet.
+            if head.status.code >= 200 { headers.stamp(&head) }
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end:
+            state.routedAnswerEnded()
+            context.write(data, promise: promise)
+        case .body:
+            context.write(data, promise: promise)
+        }
+    }
+}
