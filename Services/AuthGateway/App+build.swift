@@ -136,7 +136,7 @@ struct GatewayParts {
         let sessionCache = SessionCache(clock: clock)
         let sessions = Sessions(
             provider: provider, store: SessionStore(database: database, clock: clock), cache: sessionCache,
-            throttle: LoginThrottle(database: database, policy: configuration.throttle),
+            throttle: LoginThrottle(database: database, policy: configuration.throttle, clock: clock),
             lifetime: configuration.sessionLifetime, logger: logger)
         self.sessions = sessions
         sessionAnnouncements = ChannelListener(
@@ -150,8 +150,8 @@ struct GatewayParts {
             descriptor: MetricNameDescriptor(
                 namespace: "onthemap", metricName: "live_streams", unitName: "", helpText: "Live streams open on this replica."))
         feed = LiveFeed(
-            locations: locations, cache: latest, logger: logger, streamsPerAddress: configuration.streamsPerClient,
-            openStreams: openStreams)
+            locations: locations, cache: latest, logger: logger, heartbeatInterval: configuration.liveHeartbeat,
+            streamsPerAddress: configuration.streamsPerClient, openStreams: openStreams)
         writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
     }
 }

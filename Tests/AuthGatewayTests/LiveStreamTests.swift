@@ -37,6 +37,19 @@ import Testing
             }
             throw HarnessError("no event within \(limit); unread: \(pending)")
         }
+
+        /// Reads until `count` heartbeats have come (and nothing else).
+        func heartbeats(_ count: Int, within limit: Duration) async throws {
+            let start = ContinuousClock.now
+            var text = pending
+            while text.components(separatedBy: SSEFrame.heartbeatText).count - 1 < count, ContinuousClock.now - start < limit {
+                guard let chunk = try await iterator.next() else { break }
+                text += String(buffer: chunk)
+            }
+            let beats = text.components(separatedBy: SSEFrame.heartbeatText).count - 1
+            guard beats >= count else { throw HarnessError("\(beats) heartbeats within \(limit): \(text)") }
+            #expect(text.replacingOccurrences(of: SSEFrame.heartbeatText, with: "") == "retry: 3000\n: connected\n\n")
+        }
     }
 
     static func open(_ port: Int, lastEventID: String? = nil) async throws -> EventReader {
@@ -47,6 +60,17 @@ import Testing
         #expect(response.status == .ok)
         #expect(response.headers.first(name: "Content-Type") == "text/event-stream")
         return EventReader(response)
+    }
+
+    @Test func aQuietStreamGetsAHeartbeatEveryInterval() async throws {
+        try await withGateway(configure: { $0.liveHeartbeat = .milliseconds(100) }) { client, _ in
+            // The stream is subscribed once its request has been sent, so three beats 100 ms apart take at
+            // least 200 ms from here, however late they are read.
+            let asked = ContinuousClock.now
+            let events = try await Self.open(client.port!)
+            try await events.heartbeats(3, within: .seconds(5))
+            #expect(ContinuousClock.now - asked >= .milliseconds(200))
+        }
     }
 
     @Test func postsUpdatesAndDeletesArriveAsTheyHappen() async throws {

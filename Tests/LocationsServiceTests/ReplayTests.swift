@@ -111,6 +111,7 @@ import Testing
                 }
 
                 let writing = StopFlag()
+                let taken = SharedCount()
                 let writers = (0..<4).map { worker in
                     Task { () -> (alive: Set<ObjectID>, steps: Int) in
                         var random = SeededRandom(seed: 99 + UInt64(worker))
@@ -119,13 +120,15 @@ import Testing
                         while !writing.isStopped || steps < 200 {
                             try await Self.randomStep(commands, pins: &pins, random: &random)
                             steps += 1
+                            taken.add()
                         }
                         return (Set(pins.keys), steps)
                     }
                 }
-                try await Task.sleep(for: .milliseconds(200))
+                try await taken.grows(by: 100)
                 let summary = try await Replayer(client: client, logger: TestDatabase.logger).run(verify: false, progress: Self.quietProgress)
-                try await Task.sleep(for: .milliseconds(200))
+                // Writes land after the swap too, on the new read model.
+                try await taken.grows(by: 100)
                 writing.stop()
                 var alive = Set(seeded.keys)
                 var steps = 0

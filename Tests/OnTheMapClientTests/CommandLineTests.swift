@@ -170,7 +170,7 @@ import Testing
         try await ClientSystem.with { system in
             let grace = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
             let watch = try CLI(gateway: system.url).start(["watch"])
-            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await system.gateway.metric("onthemap_live_streams", reaches: 1), "watch never opened its stream")
 
             let first = try await grace.postPin("Berlin, Germany", link: "https://grace.example")
             let delay = try await watch.waitForLines(1, within: .seconds(1))
@@ -187,6 +187,7 @@ import Testing
             _ = try await grace.postPin("Lagos, Nigeria", link: "https://grace.example")
 
             _ = try await watch.waitForLines(4, within: .seconds(10))
+            // Not a wait for something to happen: a stretch in which nothing more may come (a change shown twice).
             try await Task.sleep(for: .milliseconds(300))
             #expect(
                 watch.lines == [

@@ -113,6 +113,18 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public func terminate() { if process.isRunning { process.terminate() } }
 
+    /// Whether the gauge `name` on the process's /metrics reads `value` by the deadline.
+    public func metric(_ name: String, reaches value: Double, within limit: Duration = .seconds(5)) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let (_, text) = try await get("/metrics")
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            if line.flatMap({ Double($0.dropFirst(name.count + 1)) }) == value { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
     /// Whether the process's output holds `text` by the deadline: it reads the log as the process writes it.
     public func output(contains text: String, within limit: Duration = .seconds(5)) async -> Bool {
         let deadline = ContinuousClock.now + limit

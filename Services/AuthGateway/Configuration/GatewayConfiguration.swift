@@ -31,6 +31,8 @@ struct GatewayConfiguration: Sendable {
     var limits = ConnectionLimits()
     /// Live streams open at once from one client address (`MAX_STREAMS_PER_CLIENT`).
     var streamsPerClient = defaultStreamsPerClient
+    /// How often every live stream gets a comment line, so that proxies keep a quiet one open.
+    var liveHeartbeat: Duration = .seconds(15)
 
     static let defaultStreamsPerClient = 32
 

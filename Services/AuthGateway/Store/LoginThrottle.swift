@@ -20,6 +20,8 @@ struct LoginThrottle: Sendable {
 
     let database: Database
     let policy: Policy
+    /// An attempt's time: a failure counts until it is `window` old by this clock.
+    let clock: any WallClock
 
     /// A login attempt admitted and, until it is known to be right, counted as a failure.
     struct Attempt: Sendable {
@@ -77,7 +79,8 @@ struct LoginThrottle: Sendable {
     private func count(_ attempt: Attempt, limits: [Int], window: Duration) async throws -> Int? {
         let rows = try await database.write(
             """
-            SELECT auth.count_attempt(\(attempt.subjects)::text[], \(limits)::bigint[], \(window.components.seconds), \(attempt.id))
+            SELECT auth.count_attempt(
+                \(attempt.subjects)::text[], \(limits)::bigint[], \(window.components.seconds), \(attempt.id), \(clock.now.iso8601)::timestamptz)
             """)
         return try rows.first?.decode(Int?.self)
     }

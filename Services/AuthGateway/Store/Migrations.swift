@@ -114,6 +114,52 @@ enum Migrations {
                 $$
                 """,
             ]),
+        Migration(
+            version: 3, name: "an attempt counted at the gateway's time",
+            statements: [
+                """
+                -- As count_attempt of migration 2, at the time of day the gateway gives (its clock, which its tests
+                -- move on instead of waiting out a window) rather than the database's.
+                CREATE FUNCTION auth.count_attempt(
+                    attempt_subjects text[], attempt_limits bigint[], window_seconds bigint, attempt_id uuid, moment timestamptz
+                )
+                RETURNS integer LANGUAGE plpgsql AS $$
+                DECLARE
+                    lock_key bigint;
+                    seconds_to_wait integer;
+                BEGIN
+                    -- Locks taken in one order, so two attempts sharing subjects never deadlock.
+                    FOR lock_key IN SELECT DISTINCT hashtextextended(s, 0) FROM unnest(attempt_subjects) AS s ORDER BY 1 LOOP
+                        PERFORM pg_advisory_xact_lock(lock_key);
+                    END LOOP;
+                    -- Attempts that have aged out count for nothing: they go, so the table holds one window's worth.
+                    DELETE FROM auth.login_failures
+                    WHERE subject = ANY (attempt_subjects) AND failed_at <= moment - make_interval(secs => window_seconds);
+                    -- Blocked while `cap` attempts lie inside the window: until the cap-th newest ages out.
+                    SELECT max(greatest(1, ceil(extract(epoch FROM counted.failed_at + make_interval(secs => window_seconds) - moment))))::integer
+                    INTO seconds_to_wait
+                    FROM unnest(attempt_subjects, attempt_limits) AS limited (subject, cap)
+                    CROSS JOIN LATERAL (
+                        SELECT failure.failed_at FROM auth.login_failures AS failure
+                        WHERE failure.subject = limited.subject
+                        ORDER BY failure.failed_at DESC OFFSET limited.cap - 1 LIMIT 1
+                    ) AS counted;
+                    IF seconds_to_wait IS NOT NULL THEN
+                        RETURN seconds_to_wait;
+                    END IF;
+                    INSERT INTO auth.login_failures (subject, failed_at, attempt) SELECT unnest(attempt_subjects), moment, attempt_id;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                -- The form of migration 2, for a replica of the previous version still running during an upgrade.
+                CREATE OR REPLACE FUNCTION auth.count_attempt(attempt_subjects text[], attempt_limits bigint[], window_seconds bigint, attempt_id uuid)
+                RETURNS integer LANGUAGE sql AS $$
+                    SELECT auth.count_attempt(attempt_subjects, attempt_limits, window_seconds, attempt_id, clock_timestamp())
+                $$
+                """,
+            ]),
     ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
