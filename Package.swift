@@ -111,6 +111,12 @@ let package = Package(
             path: "Services/AuthGateway",
             resources: [.copy("Resources")]
         ),
+        // Micro-measurements behind claims in comments, against the simpler code; bench/run.py runs it.
+        .executableTarget(
+            name: "MicroBenchmarks",
+            dependencies: ["OnTheMapShared", "Geocoding"],
+            path: "bench/micro"
+        ),
         // Fuzzes the parsers that read what clients send; see scripts/fuzz.sh.
         .executableTarget(
             name: "ParserFuzzer",

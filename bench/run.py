@@ -9,8 +9,9 @@ and of auth-gateway in front of it:
   5. gateway read  GET latest-100 through the gateway (wrk) vs nginx serving the same bytes (figure of 1)
   6. gateway POST  POST one pin with a session (wrk)    vs the service's own POST figure (3)
   7. memory        the gateway's VmRSS: idle, and at peak and end of loads 5 and 6
-and last, not a limit but a pass: every parser of client input fuzzed a million runs (bench/fuzz.sh),
-then `onthemap list --json` against `curl -s` of the same URL (bench/cli.sh).
+and last, not limits: the code behind claims in comments against the simpler code it replaced (bench/micro),
+every parser of client input fuzzed a million runs (bench/fuzz.sh), then `onthemap list --json` against
+`curl -s` of the same URL (bench/cli.sh).
 The throughputs (1, 3, 5, 6) are measured in several rounds, each next to its limit (see Benchmarks.alternate).
 Rewrites BENCHMARKS.md at the project root; raw outputs and logs go to bench/results/ (not versioned),
 every figure among them as a KEY=VALUE line in results.env, which the report is written from.
@@ -24,7 +25,7 @@ Settings, from the environment:
   WARMUP_SECONDS  the unmeasured load before them (default 3)
   ROUNDS          how many times each throughput and its limit are measured, alternately (default 5)
   REPLAY_PINS     pins in the replay log, 4 events each (default 250000)
-  SKIP_EXTRAS=1   leaves out the fuzzing and command-line passes at the end (they take many minutes)
+  SKIP_EXTRAS=1   leaves out the micro-measurements, fuzzing and command-line passes at the end (many minutes)
 Only the report, written again from bench/results/results.env (after a change to its wording):
   bench/run.py --report-only
 """
@@ -942,9 +943,24 @@ def load_average():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def micro_measurements(processes):
+    """bench/micro: the code behind claims in comments against the simpler code it replaced; it prints its
+    own section of BENCHMARKS.md."""
+    log("micro-measurements against the simpler code (their own section of BENCHMARKS.md)")
+    release_build = lib_sh('echo "${RELEASE_BUILD[@]}"').split()
+    processes.run_or_fail(["swift", "build", *release_build, "--scratch-path", ".build-bench", "--product", "MicroBenchmarks"],
+                          1800, RESULTS_DIR / "micro-build.log", "build of MicroBenchmarks failed", show=30,
+                          stop_signal=signal.SIGINT)
+    section = processes.output([str(ROOT / ".build-bench" / "release" / "MicroBenchmarks"),
+                                str(ROOT / "Services" / "Geocoding" / "Resources" / "gazetteer.tsv")], 600)
+    (RESULTS_DIR / "micro.md").write_text(section)
+    write_sections(ROOT / "BENCHMARKS.md", section.split("\n"))
+
+
 def run_extras(processes):
     """The passes that write their own sections of BENCHMARKS.md after the main report. Stopped, if need be,
     as a Ctrl-C on the terminal would stop them: they build, and clean up after themselves on SIGINT."""
+    micro_measurements(processes)
     log("fuzzing the parsers of client input, a million runs each")
     processes.run_or_fail(["bench/fuzz.sh"], None, RESULTS_DIR / "fuzz.log", "fuzzing failed",
                           stop_signal=signal.SIGINT)

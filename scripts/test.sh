@@ -7,8 +7,8 @@ source scripts/lib.sh
 ensure_toolchain
 
 # The code's layout first, as .swift-format describes it (swift format ships with the toolchain); fix with
-# `swift format format -i -r -p Services Shared Clients Tests Fuzz Package.swift`.
-swift format lint --strict -r -p Services Shared Clients Tests Fuzz Package.swift
+# `swift format format -i -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift`.
+swift format lint --strict -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift
 
 # The end-to-end tests check the published API document with the tools its users would use.
 python3 -c "import schemathesis, openapi_spec_validator" 2>/dev/null \

@@ -6,8 +6,10 @@ import Foundation
 ///
 /// Works on UTF-8 bytes so the gazetteer can key 170,000 names at start-up quickly, even in a debug
 /// build: ASCII is handled inline with plain byte values, and each distinct non-ASCII character is
-/// folded once and then remembered.
-struct NameFolder {
+/// folded once and then remembered. The gazetteer's 174,240 names take 26 ms (release) and 74 ms
+/// (debug) this way, against 513 ms and 688 ms with Foundation's folding per name and the same rules,
+/// which give the same keys (bench/micro).
+package struct NameFolder {
     private var foldedScalars: [UInt32: [UInt8]] = [:]
     private let scratch = Scratch()
 
@@ -26,7 +28,9 @@ struct NameFolder {
         deinit { pointer.deallocate() }
     }
 
-    mutating func fold(_ text: some StringProtocol) -> String {
+    package init() {}
+
+    package mutating func fold(_ text: some StringProtocol) -> String {
         let utf8 = Array(text.utf8)
         return utf8.withUnsafeBufferPointer { fold($0) }
     }
