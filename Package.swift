@@ -156,6 +156,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "OnTheMapShared",
                 "ServiceKit",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

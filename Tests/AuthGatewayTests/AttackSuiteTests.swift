@@ -10,7 +10,6 @@ import Testing
 /// Attacks an outsider would try against the public gateway, each named, each asserting the refusal a
 /// client sees and that nothing was written: the whole list, read past the gateway's cache, is unchanged.
 @Suite struct AttackSuiteTests {
-    static let pin = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}"#
     static let mounts = ["/v1/StudentLocation", "/parse/classes/StudentLocation", "/1/classes/StudentLocation"]
 
     /// Every pin as the service holds it, with its `updatedAt`: any write at all changes this text.
@@ -53,7 +52,7 @@ import Testing
             let edit = try await client.send(
                 .put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"Hijacked"}"#, headers: [intruder.bearer, forgedActor])
             #expect(Self.isParseError(edit, status: .forbidden, code: 119))
-            let anonymous = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [forgedActor])
+            let anonymous = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [forgedActor])
             #expect(Self.isParseError(anonymous, status: .unauthorized, code: 209), "an actor header is no session")
             #expect(try await Self.everything(client) == before)
         }
@@ -88,7 +87,7 @@ import Testing
                 ("revoked cookie", [HTTPField(name: .cookie, value: "onthemap_session=\(revoked.token)")]),
             ]
             for (name, headers) in credentials {
-                let post = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: headers)
+                let post = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: headers)
                 #expect(Self.isParseError(post, status: .unauthorized, code: 209), "POST with \(name): \(post.status)")
                 let delete = try await client.send(.delete, "/v1/StudentLocation/\(id)", headers: headers)
                 #expect(Self.isParseError(delete, status: .unauthorized, code: 209), "DELETE with \(name): \(delete.status)")
@@ -96,7 +95,7 @@ import Testing
             // A live token in the query string is not a credential: URLs end up in logs and histories.
             revoked = try await client.logIn(owner)
             for parameter in ["sessionToken", "session", "token", "access_token"] {
-                let post = try await client.send(.post, "/v1/StudentLocation?\(parameter)=\(revoked.token)", body: Self.pin)
+                let post = try await client.send(.post, "/v1/StudentLocation?\(parameter)=\(revoked.token)", body: TestPin.json)
                 #expect(Self.isParseError(post, status: .unauthorized, code: 209), "?\(parameter)=: \(post.status)")
             }
             #expect(try await Self.everything(client) == before)
@@ -114,7 +113,7 @@ import Testing
                 HTTPField(name: HTTPField.Name("Sec-Fetch-Site")!, value: "cross-site"),
             ]
             for site in sites {
-                let post = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [cookie, xsrf, site])
+                let post = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [cookie, xsrf, site])
                 #expect(Self.isParseError(post, status: .forbidden, code: 119), "POST from \(site.value): \(post.status)")
                 let edit = try await client.send(.put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"CSRF"}"#, headers: [cookie, xsrf, site])
                 #expect(Self.isParseError(edit, status: .forbidden, code: 119), "PUT from \(site.value): \(edit.status)")
@@ -283,7 +282,7 @@ import Testing
                     #expect(!head.hasPrefix("HTTP/1.1 5"), "\(head.prefix(60))")
                     continue
                 }
-                reply = try await client.send(method, path, body: method == .post ? Self.pin : nil, headers: headers)
+                reply = try await client.send(method, path, body: method == .post ? TestPin.json : nil, headers: headers)
                 #expect((400..<500).contains(reply.status.code), "\(method) \(path.prefix(50)): \(reply.status) \(reply.body.prefix(120))")
             }
         }

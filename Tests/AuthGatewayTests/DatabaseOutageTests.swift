@@ -12,7 +12,6 @@ import Testing
 /// answered 503 with `Retry-After` within the query deadline, in the route's own error shape, never 500;
 /// what does not need it keeps working; and service returns by itself when the database does.
 @Suite struct DatabaseOutageTests {
-    static let pin = #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#
     static let unavailable = "The database is unavailable; try again shortly."
 
     /// Whether `condition` comes true within `limit`, asked every 100 ms.
@@ -54,8 +53,8 @@ import Testing
             let parseStyle = #"{"code":100,"error":"\#(Self.unavailable)"}"#
             let sessionStyle = #"{"status":503,"error":"\#(Self.unavailable)"}"#
             let requests: [(HTTPRequest.Method, String, String?, [HTTPField], String)] = [
-                (.post, "/v1/StudentLocation", Self.pin, [unseen.bearer], parseStyle),
-                (.put, "/v1/StudentLocation/\(pin)", Self.pin, [unseen.bearer], parseStyle),
+                (.post, "/v1/StudentLocation", TestPin.json, [unseen.bearer], parseStyle),
+                (.put, "/v1/StudentLocation/\(pin)", TestPin.json, [unseen.bearer], parseStyle),
                 (.delete, "/v1/StudentLocation/\(pin)", nil, [unseen.bearer], parseStyle),
                 (
                     .post, "/v1/session", #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#, [],
@@ -78,7 +77,7 @@ import Testing
 
             try await proxy.start()
             let back = try await Self.within(.seconds(5)) {
-                try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [unseen.bearer]).status == .ok
+                try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [unseen.bearer]).status == .ok
             }
             #expect(back, "writes did not come back within 5 s of the database")
             #expect(
@@ -97,7 +96,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(500))  // the replica has noticed: its listener's connection is gone
 
             // Served from the cache: locations-service, which holds the pins, still reaches its database.
-            #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [kept.bearer]).status == .ok)
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [kept.bearer]).status == .ok)
             // Ended elsewhere while this replica hears nothing (another replica's logout, straight in the table).
             _ = try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
                 try await client.query("UPDATE auth.sessions SET revoked_at = now() WHERE account_key = \(revoked.key)", logger: TestDatabase.logger)
@@ -105,10 +104,10 @@ import Testing
 
             try await proxy.start()
             let ended = try await Self.within(.seconds(5)) {
-                try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [revoked.bearer]).status == .unauthorized
+                try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [revoked.bearer]).status == .unauthorized
             }
             #expect(ended, "a session revoked during the outage still writes 5 s after the database came back")
-            #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [kept.bearer]).status == .ok)
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [kept.bearer]).status == .ok)
         }
     }
 }

@@ -14,8 +14,6 @@ import Testing
 /// told beyond that.
 @Suite struct ForwardingAttackTests {
     static let unknownPin = #"{"code":101,"error":"Object not found."}"#
-    static let pin = #"{"mapString":"Lagos, Nigeria","mediaURL":"https://a.example","latitude":6.45,"longitude":3.39}"#
-    let doors = WriteDoorsTests()
 
     /// The service's change feed, spelled every way a path can be, and what the gateway answers to each.
     static let changeFeedReads: [(method: String, path: String, status: String, body: String)] = [
@@ -49,13 +47,13 @@ import Testing
     func expectChangeFeedRefused(port: Int, _ when: String) async throws {
         for read in Self.changeFeedReads {
             let started = ContinuousClock.now
-            let answer = try await doors.exchange(.keepAlive, read.method, read.path, body: "", port: port)
+            let answer = try await rawExchange(.keepAlive, read.method, read.path, body: "", port: port)
             #expect(answer.status.hasSuffix(read.status), "\(when) \(read.method) \(read.path): \(answer.status)")
             #expect(answer.body == read.body, "\(when) \(read.method) \(read.path)")
             #expect(!answer.body.contains("cursor"), "\(when) \(read.method) \(read.path)")
             #expect(ContinuousClock.now - started < .seconds(2), "\(when) \(read.method) \(read.path)")
         }
-        let head = try await doors.exchange(.closing, "HEAD", "/v1/StudentLocation/changes", body: "", port: port)
+        let head = try await rawExchange(.closing, "HEAD", "/v1/StudentLocation/changes", body: "", port: port)
         #expect(head.status.hasSuffix("405 Method Not Allowed"), "\(when) HEAD: \(head.status)")
     }
 
@@ -70,10 +68,10 @@ import Testing
                 "/v1/StudentLocation/changes", "/v1/StudentLocation/%63hanges", "/v1/StudentLocation/changes/",
                 "/v1/StudentLocation//changes", "/parse/classes/StudentLocation/changes", "/1/classes/StudentLocation/changes",
             ] {
-                for framing in WriteDoorsTests.Framing.allCases {
+                for framing in Framing.allCases {
                     for method in ["PUT", "DELETE"] {
-                        let answer = try await doors.exchange(
-                            framing, method, path, body: Self.pin,
+                        let answer = try await rawExchange(
+                            framing, method, path, body: TestPin.json,
                             headers: ["Authorization: Bearer \(student.token)"], port: port)
                         #expect(answer.status.hasSuffix("404 Not Found"), "\(framing) \(method) \(path): \(answer.status)")
                         #expect(answer.body == Self.unknownPin, "\(framing) \(method) \(path)")
@@ -103,13 +101,13 @@ import Testing
             ]
             for id in malformed {
                 for base in ["/v1/StudentLocation/", "/parse/classes/StudentLocation/", "/1/classes/StudentLocation/"] {
-                    let read = try await doors.exchange(.keepAlive, "GET", base + id, body: "", port: port)
+                    let read = try await rawExchange(.keepAlive, "GET", base + id, body: "", port: port)
                     #expect(
                         read.status.hasSuffix("404 Not Found") && read.body == Self.unknownPin,
                         "GET \(base)\(id.prefix(12)): \(read.status) \(read.body)")
-                    for framing in [WriteDoorsTests.Framing.keepAlive, .http10] {
+                    for framing in [Framing.keepAlive, .http10] {
                         for method in ["PUT", "DELETE"] {
-                            let write = try await doors.exchange(framing, method, base + id, body: Self.pin, headers: [bearer], port: port)
+                            let write = try await rawExchange(framing, method, base + id, body: TestPin.json, headers: [bearer], port: port)
                             #expect(
                                 write.status.hasSuffix("404 Not Found") && write.body == Self.unknownPin,
                                 "\(framing) \(method) \(base)\(id.prefix(12)): \(write.status) \(write.body)")
@@ -118,7 +116,7 @@ import Testing
                 }
             }
             // A well-formed id is the service's to answer, and it is down.
-            let wellFormed = try await doors.exchange(.keepAlive, "GET", "/v1/StudentLocation/CDHfAy8sdp", body: "", port: port)
+            let wellFormed = try await rawExchange(.keepAlive, "GET", "/v1/StudentLocation/CDHfAy8sdp", body: "", port: port)
             #expect(wellFormed.status.hasSuffix("503 Service Unavailable"), "\(wellFormed.status)")
         }
     }
@@ -166,9 +164,9 @@ import Testing
                 "Idempotency-Key: abc\r\n X-Actor: \(victim)", "Idempotency-Key: abc\rX-Actor: \(victim)",
                 "Idempotency-Key: abc\nX-Actor: \(victim)", "If-Match: *\r\n\tX-Actor: \(victim)",
             ] {
-                for framing in [WriteDoorsTests.Framing.keepAlive, .http10] {
-                    let answer = try await doors.exchange(
-                        framing, "POST", "/v1/StudentLocation", body: Self.pin,
+                for framing in [Framing.keepAlive, .http10] {
+                    let answer = try await rawExchange(
+                        framing, "POST", "/v1/StudentLocation", body: TestPin.json,
                         headers: ["Authorization: Bearer \(student.token)", header], port: port)
                     #expect(answer.status.hasSuffix("400 Bad Request"), "\(framing) \(header.debugDescription): \(answer.status)")
                 }
@@ -184,7 +182,7 @@ import Testing
             headers.add(name: InternalHeaders.idempotencyKey, value: "abc\r\nX-Actor: \(victim)")
             let answer = try await locations.send(
                 method: .POST, path: try LocationsClient.locationPath(nil), query: nil, headers: headers,
-                body: ByteBuffer(string: Self.pin), actor: student.actor, requestID: "crlf")
+                body: ByteBuffer(string: TestPin.json), actor: student.actor, requestID: "crlf")
             #expect(answer.status == 200, "\(String(buffer: answer.body))")
             // Read past the gateway's cached list, which learns of a write made behind its back a moment later.
             let pins = try #require(try await client.send(.get, "/v1/StudentLocation?limit=1000").json["results"] as? [[String: Any]])

@@ -10,24 +10,23 @@ import Testing
 
 /// Nobody writes as someone else, with a dead session, from another site, or by guessing passwords.
 @Suite struct SecurityTests {
-    static let pin = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}"#
 
     @Test func writesWithoutALiveSessionAre401() async throws {
         let clock = ManualClock()
         try await withGateway(clock: clock, configure: { $0.sessionLifetime = .seconds(1) }) { client, _ in
-            let none = try await client.send(.post, "/v1/StudentLocation", body: Self.pin)
+            let none = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json)
             #expect(none.status == .unauthorized)
             #expect(none.json["code"] as? Int == 209)
             let forged = try await client.send(
-                .post, "/v1/StudentLocation", body: Self.pin,
+                .post, "/v1/StudentLocation", body: TestPin.json,
                 headers: [HTTPField(name: .authorization, value: "Bearer 1700000000S" + String(repeating: "ab", count: 32))])
             #expect(forged.status == .unauthorized)
             let student = try await client.signedUpAndLoggedIn("expiring@example.com")
-            #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [student.bearer]).status == .ok)
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [student.bearer]).status == .ok)
             clock.advance(by: .milliseconds(999))
-            #expect(try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [student.bearer]).status == .ok)
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [student.bearer]).status == .ok)
             clock.advance(by: .milliseconds(1))
-            let expired = try await client.send(.post, "/v1/StudentLocation", body: Self.pin, headers: [student.bearer])
+            let expired = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [student.bearer])
             #expect(expired.status == .unauthorized)
         }
     }
@@ -60,16 +59,16 @@ import Testing
         try await withGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("browser@example.com")
             let evil = try await client.send(
-                .post, "/v1/StudentLocation", body: Self.pin,
+                .post, "/v1/StudentLocation", body: TestPin.json,
                 headers: [student.bearer, HTTPField(name: .init("Origin")!, value: "https://evil.example")])
             #expect(evil.status == .forbidden)
             #expect(evil.body == #"{"code":119,"error":"Writes from another site's pages are not allowed."}"#)
             let fetchSite = try await client.send(
-                .post, "/v1/StudentLocation", body: Self.pin,
+                .post, "/v1/StudentLocation", body: TestPin.json,
                 headers: [student.bearer, HTTPField(name: .init("Sec-Fetch-Site")!, value: "cross-site")])
             #expect(fetchSite.status == .forbidden)
             let sameSite = try await client.send(
-                .post, "/v1/StudentLocation", body: Self.pin,
+                .post, "/v1/StudentLocation", body: TestPin.json,
                 headers: [
                     student.bearer, HTTPField(name: .init("Origin")!, value: "http://localhost"),
                     HTTPField(name: .init("Sec-Fetch-Site")!, value: "same-origin"),
@@ -132,7 +131,7 @@ import Testing
     @Test func locationsServiceRefusesCallersWithoutTheInternalToken() async throws {
         try await withGateway { _, fixture in
             let (status, body) = try await fixture.locations.request(
-                "POST", "/v1/StudentLocation", body: Self.pin,
+                "POST", "/v1/StudentLocation", body: TestPin.json,
                 headers: [InternalHeaders.actor: Actor(key: "1", firstName: "A", lastName: "B").headerValue],
                 token: false)
             #expect(status == 401)

@@ -9,70 +9,6 @@ import Testing
 /// Most writes are answered before the router (keep-alive HTTP/1.1); the rest (HTTP/1.0, a connection
 /// that closes after the answer, `Expect: 100-continue`) go through it. A client cannot tell which.
 @Suite struct WriteDoorsTests {
-    /// How a request is sent: the door it takes follows from its framing.
-    enum Framing: CaseIterable {
-        case keepAlive, closing, http10, expectContinue
-
-        func request(_ method: String, _ path: String, body: String, headers: [String], port: Int) -> String {
-            var lines =
-                [
-                    "\(method) \(path) \(self == .http10 ? "HTTP/1.0" : "HTTP/1.1")", "Host: 127.0.0.1:\(port)",
-                    "Content-Type: application/json", "Content-Length: \(body.utf8.count)",
-                ] + headers
-            if self == .closing { lines.append("Connection: close") }
-            if self == .expectContinue { lines.append("Expect: 100-continue") }
-            return lines.joined(separator: "\r\n") + "\r\n\r\n" + body
-        }
-    }
-
-    typealias Answer = (status: String, headers: [String: String], body: String)
-
-    /// Sends one request on a connection of its own; returns the status line, the headers by lowercased
-    /// name, and the body. The socket blocks, so it is used on a thread of its own: the router's tasks
-    /// need the threads Swift's tasks run on.
-    func exchange(
-        _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String] = [], port: Int
-    )
-        async throws -> Answer
-    {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(
-                    with: Result {
-                        try blockingExchange(framing, method, path, body: body, headers: headers, port: port)
-                    })
-            }.start()
-        }
-    }
-
-    /// An interim `100 Continue` is skipped.
-    func blockingExchange(_ framing: Framing, _ method: String, _ path: String, body: String, headers: [String], port: Int) throws -> Answer {
-        let connection = try RawConnection(port: port)
-        let request = framing.request(method, path, body: body, headers: headers, port: port)
-        if framing == .expectContinue, let end = request.range(of: "\r\n\r\n") {
-            try connection.send(request[..<end.upperBound])
-            try connection.send(request[end.upperBound...])
-        } else {
-            try connection.send(request)
-        }
-        var text = try connection.receiveResponse()
-        if text.hasPrefix("HTTP/1.1 100"), let end = text.range(of: "\r\n\r\n") {
-            text = String(text[end.upperBound...])
-            if text.isEmpty { text = try connection.receiveResponse() }
-        }
-        let (head, payload) = try #require(
-            text.range(of: "\r\n\r\n").map { (text[..<$0.lowerBound], text[$0.upperBound...]) },
-            "\(framing) \(method) \(path): \(text)")
-        var lines = head.split(separator: "\r\n").map(String.init)
-        let status = lines.removeFirst()
-        var fields: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return (status, fields, String(payload))
-    }
-
     /// Answers given so far by each door, as the gateway's /metrics counts them (`door` label).
     static func answeredByDoor(_ client: any TestClientProtocol) async throws -> [String: Int] {
         let metrics = try await client.send(.get, "/metrics").body
@@ -84,8 +20,6 @@ import Testing
         return counts
     }
 
-    static let pin = #"{"mapString":"Lagos, Nigeria","mediaURL":"https://a.example","latitude":6.45,"longitude":3.39}"#
-
     @Test func aPostAndItsEditAnswerAlikeThroughEitherDoor() async throws {
         try await withGateway { client, _ in
             let port = try #require(client.port)
@@ -93,8 +27,8 @@ import Testing
             for framing in Framing.allCases {
                 let bearer = "Authorization: Bearer \(student.token)"
                 let before = try await Self.answeredByDoor(client)
-                let posted = try await exchange(
-                    framing, "POST", "/v1/StudentLocation", body: Self.pin, headers: [bearer, "X-Request-ID: door-\(framing)"], port: port)
+                let posted = try await rawExchange(
+                    framing, "POST", "/v1/StudentLocation", body: TestPin.json, headers: [bearer, "X-Request-ID: door-\(framing)"], port: port)
                 let after = try await Self.answeredByDoor(client)
                 // The first read of /metrics is one more answer through the router.
                 let (prepared, routed) = framing == .keepAlive ? (1, 1) : (0, 2)
@@ -108,14 +42,15 @@ import Testing
                 let createdAt = try #require(json["createdAt"] as? String, "\(framing)")
                 #expect(json["createAt"] as? String == createdAt, "\(framing)")
 
-                let legacy = try await exchange(framing, "POST", "/parse/classes/StudentLocation", body: Self.pin, headers: [bearer], port: port)
+                let legacy = try await rawExchange(
+                    framing, "POST", "/parse/classes/StudentLocation", body: TestPin.json, headers: [bearer], port: port)
                 #expect(legacy.status.hasSuffix(" 201 Created"), "\(framing): \(legacy.status)")
 
-                let edited = try await exchange(framing, "PUT", "/v1/StudentLocation/\(id)", body: Self.pin, headers: [bearer], port: port)
+                let edited = try await rawExchange(framing, "PUT", "/v1/StudentLocation/\(id)", body: TestPin.json, headers: [bearer], port: port)
                 #expect(edited.status.hasSuffix(" 200 OK"), "\(framing): \(edited.status)")
                 #expect(edited.body.contains(#""updatedAt":"#) && edited.body.contains(#""objectId":"\#(id)""#), "\(framing)")
 
-                let deleted = try await exchange(framing, "DELETE", "/v1/StudentLocation/\(id)", body: "", headers: [bearer], port: port)
+                let deleted = try await rawExchange(framing, "DELETE", "/v1/StudentLocation/\(id)", body: "", headers: [bearer], port: port)
                 #expect(deleted.status.hasSuffix(" 200 OK") && deleted.body == "{}", "\(framing): \(deleted.status) \(deleted.body)")
                 let gone = try await client.send(.get, "/v1/StudentLocation/\(id)")
                 #expect(gone.status == .notFound, "\(framing)")
@@ -130,13 +65,13 @@ import Testing
             let bearer = "Authorization: Bearer \(student.token)"
             let tooLarge = #"{"mapString":""# + String(repeating: "x", count: 17 * 1024) + #""}"#
             let cases: [(body: String, headers: [String], status: String, answer: String)] = [
-                (Self.pin, [], "401 Unauthorized", #"{"code":209,"error":"Log in to post, change or delete a pin."}"#),
+                (TestPin.json, [], "401 Unauthorized", #"{"code":209,"error":"Log in to post, change or delete a pin."}"#),
                 (
-                    Self.pin, ["Authorization: Bearer 1234567890Sforged"], "401 Unauthorized",
+                    TestPin.json, ["Authorization: Bearer 1234567890Sforged"], "401 Unauthorized",
                     #"{"code":209,"error":"Log in to post, change or delete a pin."}"#
                 ),
                 (
-                    Self.pin, [bearer, "Origin: https://evil.example"], "403 Forbidden",
+                    TestPin.json, [bearer, "Origin: https://evil.example"], "403 Forbidden",
                     #"{"code":119,"error":"Writes from another site's pages are not allowed."}"#
                 ),
                 (tooLarge, [bearer], "413 Payload Too Large", #"{"code":142,"error":"The request body is larger than 16 KiB."}"#),
@@ -145,7 +80,8 @@ import Testing
             ]
             for framing in Framing.allCases {
                 for refused in cases {
-                    let answer = try await exchange(framing, "POST", "/v1/StudentLocation", body: refused.body, headers: refused.headers, port: port)
+                    let answer = try await rawExchange(
+                        framing, "POST", "/v1/StudentLocation", body: refused.body, headers: refused.headers, port: port)
                     #expect(answer.status.hasSuffix(refused.status), "\(framing): \(answer.status)")
                     #expect(answer.body == refused.answer, "\(framing): \(answer.body)")
                     #expect(answer.headers["content-type"] == "application/json", "\(framing)")

@@ -5,22 +5,6 @@ import Testing
 /// The real binaries, the gateway in front of locations-service, checked against the published OpenAPI
 /// document by the tools API users would use: openapi-spec-validator and schemathesis.
 @Suite(.serialized) struct OpenAPITests {
-    /// Both services on a fresh database: the gateway, and locations-service behind it.
-    static func withSystem(_ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess) async throws -> Void) async throws {
-        let database = try await TestDatabase.create()
-        let locations = try ServiceProcess(locationsOn: database.url)
-        defer { locations.terminate() }
-        try await locations.waitUntilReady()
-        let gateway = try ServiceProcess(
-            "auth-gateway",
-            environment: [
-                "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)", "LOG_LEVEL": "warning",
-            ])
-        defer { gateway.terminate() }
-        try await gateway.waitUntilReady()
-        try await body(gateway, locations)
-    }
-
     /// Runs a command, returning its exit status and everything it printed.
     static func run(_ arguments: [String], timeout: Duration = .seconds(600)) async throws -> (Int32, String) {
         let process = Process()
@@ -42,7 +26,7 @@ import Testing
     }
 
     @Test func theServedDocumentIsValidOpenAPI() async throws {
-        try await Self.withSystem { gateway, _ in
+        try await withSystem { gateway, _ in
             let (status, document) = try await gateway.get("/openapi.yaml", token: false)
             #expect(status == 200)
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-\(UUID().uuidString).yaml")
@@ -60,7 +44,7 @@ import Testing
     /// (post → get, put, delete on every path family) reach real pins; then every route with none, so the
     /// session routes are fuzzed too and sign-up → login → write links supply their own sessions.
     @Test func schemathesisFindsNoServerErrorAndNoAnswerThatBreaksTheDocument() async throws {
-        try await Self.withSystem { gateway, _ in
+        try await withSystem { gateway, _ in
             let session = try await Self.logIn(gateway)
             let reports = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: reports) }

@@ -16,11 +16,10 @@ import Testing
     }
 
     @Test func anOperatorSeesRequestsByRouteRefusalsByReasonConnectionsQueriesCallsAndTheLogsHead() async throws {
-        try await OpenAPITests.withSystem { gateway, locations in
+        try await withSystem { gateway, locations in
 
-            let pin = #"{"mapString":"Berlin","mediaURL":"https://a.example","latitude":52.5,"longitude":13.4}"#
             // First, while this process's URL session holds no session cookie yet.
-            #expect(try await gateway.request("POST", "/v1/StudentLocation", body: pin, token: false).0 == 401)
+            #expect(try await gateway.request("POST", "/v1/StudentLocation", body: TestPin.json, token: false).0 == 401)
             let signUp = try await gateway.request(
                 "POST", "/v1/accounts", body: #"{"email":"ops@example.com","password":"correct horse","firstName":"Op","lastName":"Erator"}"#,
                 token: false)
@@ -31,7 +30,9 @@ import Testing
                 ((try JSONSerialization.jsonObject(with: Data(login.1.utf8.dropFirst(5))) as? [String: Any])?["session"] as? [String: Any])?["id"]
                     as? String)
             #expect(
-                try await gateway.request("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"], token: false).0
+                try await gateway.request(
+                    "POST", "/v1/StudentLocation", body: TestPin.json, headers: ["Authorization": "Bearer \(session)"], token: false
+                ).0
                     == 200)
             #expect(try await gateway.get("/v1/StudentLocation", token: false).0 == 200)
 

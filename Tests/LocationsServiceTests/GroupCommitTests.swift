@@ -9,16 +9,15 @@ import Testing
 
 /// Posts that arrive together are committed together, and each is still answered as if alone.
 @Suite struct GroupCommitTests {
-    static let pin = LocationInput(mapString: "Lagos, Nigeria", mediaURL: "https://example.com", latitude: 6.45, longitude: 3.39)
 
     @Test func concurrentPostsShareCommitsAndEachIsAppendedOnce() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            try await ReplayTests.withCommands(client) { commands in
+            try await LocationCommandsHarness.withCommands(client) { commands in
                 let answers = try await withThrowingTaskGroup(of: ObjectID.self, returning: [ObjectID].self) { group in
                     for index in 0..<64 {
                         group.addTask {
-                            try await commands.post(Self.pin, context: .init(actor: ReplayTests.owners[index % 40])).objectId
+                            try await commands.post(TestPin.input, context: .init(actor: LocationCommandsHarness.owners[index % 40])).objectId
                         }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
@@ -40,21 +39,21 @@ import Testing
     @Test func retriesAmongConcurrentPostsGetTheFirstAnswerAndTheOthersAreNotHeldBack() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            try await ReplayTests.withCommands(client) { commands in
-                let retried = LocationCommands.Context(actor: ReplayTests.owners[0], idempotencyKey: "retry-1", requestHash: "same-body")
+            try await LocationCommandsHarness.withCommands(client) { commands in
+                let retried = LocationCommands.Context(actor: LocationCommandsHarness.owners[0], idempotencyKey: "retry-1", requestHash: "same-body")
                 let answers = try await withThrowingTaskGroup(of: (Bool, ObjectID).self, returning: [(Bool, ObjectID)].self) { group in
                     for index in 0..<32 {
                         group.addTask {
                             let isRetry = index % 8 == 0
-                            let context = isRetry ? retried : .init(actor: ReplayTests.owners[1 + index % 39])
-                            return (isRetry, try await commands.post(Self.pin, context: context).objectId)
+                            let context = isRetry ? retried : .init(actor: LocationCommandsHarness.owners[1 + index % 39])
+                            return (isRetry, try await commands.post(TestPin.input, context: context).objectId)
                         }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
                 #expect(Set(answers.filter(\.0).map(\.1)).count == 1, "every retry gets the first answer")
                 #expect(Set(answers.filter { !$0.0 }.map(\.1)).count == 28)
-                #expect(try await ReplayTests.eventTotal(client) == 29)
+                #expect(try await LocationCommandsHarness.eventTotal(client) == 29)
             }
         }
     }
@@ -69,7 +68,7 @@ import Testing
             let posts = PostAppender(events: events)
             let commands = LocationCommands(events: events, posts: posts, readModel: ReadModel(database: database), didAppend: {})
             let queued = (0..<50).map { index in
-                Task { try await commands.post(Self.pin, context: .init(actor: ReplayTests.owners[index % 40])).objectId }
+                Task { try await commands.post(TestPin.input, context: .init(actor: LocationCommandsHarness.owners[index % 40])).objectId }
             }
             while posts.queuedCount < queued.count { await Task.yield() }
 
@@ -83,7 +82,7 @@ import Testing
             let logged = try await client.query("SELECT stream_name FROM locations.events", logger: TestDatabase.logger).collect()
             #expect(Set(try logged.map { try $0.decode(String.self) }) == Set(acknowledged.map { StreamName($0).rawValue }))
             await #expect(throws: ServiceStopping()) {
-                try await commands.post(Self.pin, context: .init(actor: ReplayTests.owners[0]))
+                try await commands.post(TestPin.input, context: .init(actor: LocationCommandsHarness.owners[0]))
             }
         }
     }

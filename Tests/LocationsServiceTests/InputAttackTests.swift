@@ -12,7 +12,6 @@ import Testing
 /// refused in Parse's shape (400, or the contract's 404 for an id that names no pin), never a 500, and
 /// nothing is written.
 @Suite struct InputAttackTests {
-    static let pin = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}"#
 
     /// A refusal as a client sees it: the status, and a body of exactly Parse's two keys.
     static func expectParseRefusal(_ reply: Reply, _ status: HTTPResponse.Status, code: Int, _ what: String) {
@@ -88,7 +87,7 @@ import Testing
     static let hostileBodies: [(name: String, bytes: [UInt8], code: Int)] = [
         ("nesting 5000 deep", pinBytes(mapString: Array((String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)).utf8)), 107),
         ("invalid UTF-8 in a string", pinBytes(mapString: [UInt8(ascii: "\""), 0xFF, 0xFE, 0xC0, 0x80, UInt8(ascii: "\"")]), 107),
-        ("invalid UTF-8 outside strings", [0xEF, 0xBB, 0xBF, 0xFF] + Array(pin.utf8), 107),
+        ("invalid UTF-8 outside strings", [0xEF, 0xBB, 0xBF, 0xFF] + Array(TestPin.json.utf8), 107),
         ("a lone surrogate", pinBytes(mapString: Array(#""\ud800""#.utf8)), 107),
         // A number no double holds is not JSON that Foundation reads.
         ("latitude 1e400", pinBytes(latitude: "1e400"), 107),
@@ -127,7 +126,7 @@ import Testing
                 for method in [HTTPRequest.Method.get, .put, .delete] {
                     let reply = try await client.send(
                         method, "/v1/StudentLocation/\(bad)", as: TestActors.jarrod,
-                        body: method == .put ? Self.pin : nil)
+                        body: method == .put ? TestPin.json : nil)
                     #expect(reply.status == .notFound, "\(method) \(bad.prefix(20))")
                     #expect(reply.body == #"{"code":101,"error":"Object not found."}"#, "\(method) \(bad.prefix(20))")
                 }

@@ -10,25 +10,11 @@ import Testing
 
 /// Replay rebuilds exactly the read model the live writes produced, even while writes go on.
 @Suite struct ReplayTests {
-    static let owners = (0..<40).map { Actor(key: "owner-\($0)", firstName: "First\($0)", lastName: "Last \($0)") }
-
-    /// The service's commands on `client`, its group commit running while `body` does.
-    static func withCommands<T: Sendable>(_ client: PostgresClient, _ body: (LocationCommands) async throws -> T) async throws -> T {
-        let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
-        let events = EventStore(database: database)
-        let posts = PostAppender(events: events)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await posts.run() }
-            defer { group.cancelAll() }
-            return try await body(LocationCommands(events: events, posts: posts, readModel: ReadModel(database: database), didAppend: {}))
-        }
-    }
-
     /// One random step of a student's life: post a pin, move it, or delete it.
     static func randomStep(_ commands: LocationCommands, pins: inout [ObjectID: Actor], random: inout SeededRandom) async throws {
         let roll = random.next() % 10
         if pins.isEmpty || roll < 3 {
-            let owner = owners[Int(random.next() % UInt64(owners.count))]
+            let owner = LocationCommandsHarness.owners[Int(random.next() % UInt64(LocationCommandsHarness.owners.count))]
             let answer = try await commands.post(
                 LocationInput(
                     mapString: "Place \(random.next() % 1000)", mediaURL: "example.com/\(random.next() % 100)",
@@ -58,16 +44,12 @@ import Testing
         return try await rows.collect().map { try $0.decode(String.self) }
     }
 
-    static func eventTotal(_ client: PostgresClient) async throws -> Int {
-        try await client.query("SELECT count(*) FROM locations.events", logger: TestDatabase.logger).collect().first?.decode(Int.self) ?? 0
-    }
-
     static func quietProgress(_ total: Int) -> ProgressReporter { ProgressReporter(total: total, interactive: false, write: { _ in }) }
 
     @Test func replayOfTenThousandRandomEventsEqualsTheLiveReadModel() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            try await ReplayTests.withCommands(client) { commands in
+            try await LocationCommandsHarness.withCommands(client) { commands in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for worker in 0..<8 {
                         group.addTask {
@@ -78,7 +60,7 @@ import Testing
                     }
                     try await group.waitForAll()
                 }
-                #expect(try await Self.eventTotal(client) >= 10_000)
+                #expect(try await LocationCommandsHarness.eventTotal(client) >= 10_000)
                 let before = try await Self.liveRows(client)
                 #expect(before.count > 1000)
 
@@ -97,7 +79,7 @@ import Testing
     @Test func replayWhileWritesContinueLosesNone() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            try await ReplayTests.withCommands(client) { commands in
+            try await LocationCommandsHarness.withCommands(client) { commands in
                 let seeded = try await withThrowingTaskGroup(of: [ObjectID: Actor].self) { group in
                     for worker in 0..<4 {
                         group.addTask {
@@ -151,13 +133,13 @@ import Testing
     @Test func verifyReportsEachDifferenceAndChangesNothing() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
-            try await ReplayTests.withCommands(client) { commands in
+            try await LocationCommandsHarness.withCommands(client) { commands in
                 let kept = try await commands.post(
                     LocationInput(mapString: "Berlin", mediaURL: "https://a.example", latitude: 52.5, longitude: 13.4),
-                    context: .init(actor: Self.owners[0]))
+                    context: .init(actor: LocationCommandsHarness.owners[0]))
                 let tampered = try await commands.post(
                     LocationInput(mapString: "Lagos", mediaURL: "https://b.example", latitude: 6.4, longitude: 3.4),
-                    context: .init(actor: Self.owners[1]))
+                    context: .init(actor: LocationCommandsHarness.owners[1]))
                 try await client.query(
                     """
                     UPDATE locations.pins SET map_string = 'Tampered' WHERE object_id = \(tampered.objectId.rawValue)

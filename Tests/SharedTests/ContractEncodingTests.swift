@@ -4,22 +4,16 @@ import Testing
 
 /// The wire types write exactly the bytes the contract shows.
 @Suite struct ContractEncodingTests {
-    static let jarrod = StudentLocation(
-        objectId: ObjectID("CDHfAy8sdp"), uniqueKey: "3903878747", firstName: "Jarrod", lastName: "Parkes",
-        mapString: "Huntsville, Alabama", mediaURL: "https://www.linkedin.com/in/jarrodparkes",
-        latitude: 34.7303688, longitude: -86.5861037,
-        createdAt: Timestamp(iso8601: "2015-02-25T01:10:38.103Z")!, updatedAt: Timestamp(iso8601: "2015-03-09T22:04:50.315Z")!)
-
     @Test func studentLocationMatchesTheContractSampleByteForByte() {
         #expect(
-            String(decoding: Self.jarrod.jsonBytes, as: UTF8.self) == """
+            String(decoding: Fixtures.jarrod.jsonBytes, as: UTF8.self) == """
                 {"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","firstName":"Jarrod","lastName":"Parkes","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"2015-02-25T01:10:38.103Z","updatedAt":"2015-03-09T22:04:50.315Z"}
                 """)
     }
 
     @Test func listEnvelopeWrapsResults() {
         #expect(String(decoding: StudentLocationList(results: []).jsonBytes, as: UTF8.self) == #"{"results":[]}"#)
-        let two = String(decoding: StudentLocationList(results: [Self.jarrod, Self.jarrod]).jsonBytes, as: UTF8.self)
+        let two = String(decoding: StudentLocationList(results: [Fixtures.jarrod, Fixtures.jarrod]).jsonBytes, as: UTF8.self)
         #expect(two.hasPrefix(#"{"results":[{"objectId":"CDHfAy8sdp""#))
         #expect(two.contains(#""2015-03-09T22:04:50.315Z"},{"objectId""#))
         #expect(two.hasSuffix("}]}"))
@@ -42,7 +36,7 @@ import Testing
     }
 
     @Test func changePageReadsBackAsWrittenWithDeletionsAndNamesInAnyScript() throws {
-        var renamed = Self.jarrod
+        var renamed = Fixtures.jarrod
         renamed.firstName = "Zoë \"Ш\" 王"
         let deletion = LocationDeleted(
             objectId: ObjectID("CDHfAy8sdp"), uniqueKey: "3903878747",
@@ -68,7 +62,7 @@ import Testing
     }
 
     @Test func textIsEscapedAndNonASCIIKeptAsUTF8() {
-        var location = Self.jarrod
+        var location = Fixtures.jarrod
         location.firstName = "João \"JJ\"\\\n\t\u{1}"
         let json = String(decoding: location.jsonBytes, as: UTF8.self)
         #expect(json.contains(#""firstName":"João \"JJ\"\\\n\t\u0001""#))
@@ -77,7 +71,7 @@ import Testing
     }
 
     @Test func coordinatesAreJSONNumbers() {
-        var location = Self.jarrod
+        var location = Fixtures.jarrod
         location.latitude = 37
         location.longitude = -0.000012
         let json = String(decoding: location.jsonBytes, as: UTF8.self)
@@ -87,8 +81,8 @@ import Testing
     }
 
     @Test func codableRoundTripKeepsEveryField() throws {
-        let decoded = try JSONDecoder().decode(StudentLocation.self, from: Data(Self.jarrod.jsonBytes))
-        #expect(decoded == Self.jarrod)
+        let decoded = try JSONDecoder().decode(StudentLocation.self, from: Data(Fixtures.jarrod.jsonBytes))
+        #expect(decoded == Fixtures.jarrod)
     }
 }
 

@@ -6,7 +6,6 @@ import Testing
 /// with `Codable`. These tests hold the two forms together: the hand-written bytes read back as the same
 /// value, and hold every key `JSONEncoder` writes for it, with the same value, and only the extras named.
 @Suite struct WireRoundTripTests {
-    static let jarrod = ContractEncodingTests.jarrod
     static let deletion = LocationDeleted(
         objectId: ObjectID("CDHfAy8sdp"), uniqueKey: "3903878747", deletedAt: Timestamp(iso8601: "2015-03-10T00:00:00.001Z")!)
 
@@ -22,21 +21,21 @@ import Testing
     }
 
     @Test func studentLocation() throws {
-        try expectOneForm(Self.jarrod, handWritten: Self.jarrod.jsonBytes)
+        try expectOneForm(Fixtures.jarrod, handWritten: Fixtures.jarrod.jsonBytes)
     }
 
     @Test func studentLocationList() throws {
-        let list = StudentLocationList(results: [Self.jarrod, Self.jarrod])
+        let list = StudentLocationList(results: [Fixtures.jarrod, Fixtures.jarrod])
         try expectOneForm(list, handWritten: list.jsonBytes)
     }
 
     @Test func postAnswerWithTheMisspelledCopy() throws {
-        let answer = PostLocationAnswer(createdAt: Self.jarrod.createdAt, objectId: Self.jarrod.objectId)
+        let answer = PostLocationAnswer(createdAt: Fixtures.jarrod.createdAt, objectId: Fixtures.jarrod.objectId)
         try expectOneForm(answer, handWritten: answer.jsonBytes, extras: ["createAt"])
     }
 
     @Test func putAnswer() throws {
-        let answer = PutLocationAnswer(updatedAt: Self.jarrod.updatedAt, objectId: Self.jarrod.objectId, createAt: Self.jarrod.createdAt)
+        let answer = PutLocationAnswer(updatedAt: Fixtures.jarrod.updatedAt, objectId: Fixtures.jarrod.objectId, createAt: Fixtures.jarrod.createdAt)
         try expectOneForm(answer, handWritten: answer.jsonBytes)
     }
 
@@ -52,7 +51,7 @@ import Testing
     @Test func changePage() throws {
         let page = LocationChangePage(
             events: [
-                LocationChangeEvent(id: "736-1", change: .upserted(Self.jarrod), type: .posted),
+                LocationChangeEvent(id: "736-1", change: .upserted(Fixtures.jarrod), type: .posted),
                 LocationChangeEvent(id: "737-2", change: .deleted(Self.deletion), type: .deleted),
             ], cursor: "737-2")
         try expectOneForm(page, handWritten: page.jsonBytes)

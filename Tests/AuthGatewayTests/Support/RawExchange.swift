@@ -1,0 +1,67 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// How a request is sent: the door it takes follows from its framing.
+enum Framing: CaseIterable {
+    case keepAlive, closing, http10, expectContinue
+
+    func request(_ method: String, _ path: String, body: String, headers: [String], port: Int) -> String {
+        var lines =
+            [
+                "\(method) \(path) \(self == .http10 ? "HTTP/1.0" : "HTTP/1.1")", "Host: 127.0.0.1:\(port)",
+                "Content-Type: application/json", "Content-Length: \(body.utf8.count)",
+            ] + headers
+        if self == .closing { lines.append("Connection: close") }
+        if self == .expectContinue { lines.append("Expect: 100-continue") }
+        return lines.joined(separator: "\r\n") + "\r\n\r\n" + body
+    }
+}
+
+typealias RawAnswer = (status: String, headers: [String: String], body: String)
+
+/// Sends one request on a connection of its own; returns the status line, the headers by lowercased
+/// name, and the body. The socket blocks, so it is used on a thread of its own: the router's tasks
+/// need the threads Swift's tasks run on.
+func rawExchange(
+    _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String] = [], port: Int
+)
+    async throws -> RawAnswer
+{
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(
+                with: Result {
+                    try blockingRawExchange(framing, method, path, body: body, headers: headers, port: port)
+                })
+        }.start()
+    }
+}
+
+/// An interim `100 Continue` is skipped.
+func blockingRawExchange(_ framing: Framing, _ method: String, _ path: String, body: String, headers: [String], port: Int) throws -> RawAnswer {
+    let connection = try RawConnection(port: port)
+    let request = framing.request(method, path, body: body, headers: headers, port: port)
+    if framing == .expectContinue, let end = request.range(of: "\r\n\r\n") {
+        try connection.send(request[..<end.upperBound])
+        try connection.send(request[end.upperBound...])
+    } else {
+        try connection.send(request)
+    }
+    var text = try connection.receiveResponse()
+    if text.hasPrefix("HTTP/1.1 100"), let end = text.range(of: "\r\n\r\n") {
+        text = String(text[end.upperBound...])
+        if text.isEmpty { text = try connection.receiveResponse() }
+    }
+    let (head, payload) = try #require(
+        text.range(of: "\r\n\r\n").map { (text[..<$0.lowerBound], text[$0.upperBound...]) },
+        "\(framing) \(method) \(path): \(text)")
+    var lines = head.split(separator: "\r\n").map(String.init)
+    let status = lines.removeFirst()
+    var fields: [String: String] = [:]
+    for line in lines {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+    return (status, fields, String(payload))
+}

@@ -1,0 +1,18 @@
+import Foundation
+import TestSupport
+
+/// Both services on a fresh database: the gateway, and locations-service behind it.
+func withSystem(_ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess) async throws -> Void) async throws {
+    let database = try await TestDatabase.create()
+    let locations = try ServiceProcess(locationsOn: database.url)
+    defer { locations.terminate() }
+    try await locations.waitUntilReady()
+    let gateway = try ServiceProcess(
+        "auth-gateway",
+        environment: [
+            "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)", "LOG_LEVEL": "warning",
+        ])
+    defer { gateway.terminate() }
+    try await gateway.waitUntilReady()
+    try await body(gateway, locations)
+}

@@ -1,0 +1,29 @@
+import OnTheMapShared
+import PostgresNIO
+import ServiceKit
+import TestSupport
+
+@testable import LocationsService
+
+/// The service's write commands straight on a database, without HTTP, for the suites about what they
+/// store (replay, group commit).
+enum LocationCommandsHarness {
+    /// Forty students who own pins.
+    static let owners = (0..<40).map { Actor(key: "owner-\($0)", firstName: "First\($0)", lastName: "Last \($0)") }
+
+    /// The service's commands on `client`, its group commit running while `body` does.
+    static func withCommands<T: Sendable>(_ client: PostgresClient, _ body: (LocationCommands) async throws -> T) async throws -> T {
+        let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
+        let events = EventStore(database: database)
+        let posts = PostAppender(events: events)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await posts.run() }
+            defer { group.cancelAll() }
+            return try await body(LocationCommands(events: events, posts: posts, readModel: ReadModel(database: database), didAppend: {}))
+        }
+    }
+
+    static func eventTotal(_ client: PostgresClient) async throws -> Int {
+        try await client.query("SELECT count(*) FROM locations.events", logger: TestDatabase.logger).collect().first?.decode(Int.self) ?? 0
+    }
+}
