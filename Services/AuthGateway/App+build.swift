@@ -139,10 +139,17 @@ struct GatewayParts {
             throttle: LoginThrottle(database: database, policy: configuration.throttle, clock: clock),
             lifetime: configuration.sessionLifetime, logger: logger)
         self.sessions = sessions
+        let hearing = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "onthemap", metricName: "session_listener_up", unitName: "",
+                helpText: "1 while this replica hears sessions ended elsewhere (its LISTEN connection is up), else 0."))
         sessionAnnouncements = ChannelListener(
             client: client, channel: SessionCache.channel, logger: logger,
             onNotification: { sessionCache.heard($0) },
-            onConnectionChange: { await sessions.listeningChanged($0) })
+            onConnectionChange: { listening in
+                await sessions.listeningChanged(listening)
+                hearing.set(listening ? 1.0 : 0.0)
+            })
         internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
         locations = LocationsClient(internalToken: configuration.internalToken, http: internalHTTP, timeout: .seconds(5), logger: logger)
         latest = LatestListCache()

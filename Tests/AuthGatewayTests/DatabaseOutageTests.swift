@@ -92,8 +92,9 @@ import Testing
             let revoked = try await client.signedUpAndLoggedIn("revoked@example.com")
             _ = try await client.postPin(as: kept)
             _ = try await client.postPin(as: revoked)
+            #expect(try await waitForGauge("onthemap_session_listener_up", 1, client, within: .seconds(5)) != nil, "the replica never listened")
             await proxy.cut()
-            try await Task.sleep(for: .milliseconds(500))  // the replica has noticed: its listener's connection is gone
+            #expect(try await waitForGauge("onthemap_session_listener_up", 0, client, within: .seconds(5)) != nil, "the replica never noticed")
 
             // Served from the cache: locations-service, which holds the pins, still reaches its database.
             #expect(try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [kept.bearer]).status == .ok)

@@ -23,20 +23,8 @@ import Testing
         return (connection, try await blocking { try connection.receiveHead() })
     }
 
-    /// `onthemap_live_streams` as the gateway's /metrics shows it.
-    static func openStreams(_ client: any TestClientProtocol) async throws -> Int? {
-        let metrics = try await client.send(.get, "/metrics").body
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix("onthemap_live_streams ") }
-        return line.flatMap { Double($0.split(separator: " ")[1]) }.map { Int($0) }
-    }
-
     static func waitForOpenStreams(_ expected: Int, _ client: any TestClientProtocol, within limit: Duration) async throws -> Duration? {
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < limit {
-            if try await openStreams(client) == expected { return ContinuousClock.now - start }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return nil
+        try await waitForGauge("onthemap_live_streams", Double(expected), client, within: limit)
     }
 
     @Test func aStreamWhoseClientLeftIsLetGoAtOnceNotAtTheNextHeartbeat() async throws {
