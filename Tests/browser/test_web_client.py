@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -120,7 +120,10 @@ class WebClientTests(unittest.TestCase):
     # Helpers
 
     def wait_for(self, condition, timeout=10, message=""):
-        return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda _: condition(), message)
+        # An element the page replaced while the condition read it (a popup closing as the next one opens)
+        # means "not yet": the condition is asked again.
+        return WebDriverWait(self.driver, timeout, poll_frequency=0.05,
+                             ignored_exceptions=[StaleElementReferenceException]).until(lambda _: condition(), message)
 
     def by_id(self, element_id):
         return self.driver.find_element(By.ID, element_id)
