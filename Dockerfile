@@ -16,6 +16,8 @@ COPY Services Services
 COPY Clients Clients
 COPY Fuzz Fuzz
 COPY Tests Tests
+# Package.swift names every target's folder, the micro-benchmarks' among them, though none is built here.
+COPY bench/micro bench/micro
 # As scripts/lib.sh's RELEASE_BUILD: optimised, the Swift runtime and Foundation linked in, so the runtime
 # stage needs no Swift libraries. The resource bundles (the API document, the gazetteer, the web client)
 # go beside the binaries, where they look for them.
