@@ -112,24 +112,24 @@ struct PreparedConnectionState {
     /// response, and a body announced with `Expect: 100-continue` are left to the router, which knows how
     /// to answer them.
     private func take(_ head: HTTPRequestHead) -> (Reading, route: String)? {
-        guard routed == 0, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect"),
-            let handling = prepared(PreparedRequest(method: head.method, target: head.uri, headers: head.headers))
-        else { return nil }
-        let route = Self.route(head.method, head.uri)
+        guard routed == 0, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect") else { return nil }
+        let request = PreparedRequest(method: head.method, target: head.uri, headers: head.headers)
+        guard let handling = prepared(request) else { return nil }
         switch handling {
-        case .answer(let answer): return (.answering(answer), route)
-        case .deferred(let deferral): return (.collecting(deferral, body: ByteBuffer()), route)
+        case .answer(let answer): return (.answering(answer), Self.route(request))
+        case .deferred(let deferral): return (.collecting(deferral, body: ByteBuffer()), Self.route(request))
         }
     }
 
     /// The pattern of a path the handler answers, as the router names its routes: a collection is its own
-    /// pattern; a PUT or DELETE names one pin, whose id is the last segment.
-    static func route(_ method: HTTPMethod, _ target: String) -> String {
-        let path = target.prefix { $0 != "?" }
-        if method == .PUT || method == .DELETE, let slash = path.lastIndex(of: "/") {
-            return "\(method.rawValue) \(path[...slash]):objectId"
+    /// pattern; a PUT or DELETE names one pin, whose id is the last segment. From the path the request
+    /// already split off its query, by bytes.
+    static func route(_ request: PreparedRequest) -> String {
+        let path = request.path
+        if request.method == .PUT || request.method == .DELETE, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
+            return "\(request.method.rawValue) \(path[...slash]):objectId"
         }
-        return "\(method.rawValue) \(path)"
+        return "\(request.method.rawValue) \(path)"
     }
 
     mutating func answerWritten() -> AfterAnswer {

@@ -135,9 +135,12 @@ import Testing
     }
 
     @Test func routesAreNamedAsTheRouterNamesThem() {
-        #expect(PreparedConnectionState.route(.GET, "/v1/StudentLocation?limit=100") == "GET /v1/StudentLocation")
-        #expect(PreparedConnectionState.route(.POST, "/parse/classes/StudentLocation") == "POST /parse/classes/StudentLocation")
-        #expect(PreparedConnectionState.route(.PUT, "/v1/StudentLocation/abc") == "PUT /v1/StudentLocation/:objectId")
-        #expect(PreparedConnectionState.route(.DELETE, "/1/classes/StudentLocation/abc?x") == "DELETE /1/classes/StudentLocation/:objectId")
+        func route(_ method: HTTPMethod, _ target: String) -> String {
+            PreparedConnectionState.route(PreparedRequest(method: method, target: target, headers: [:]))
+        }
+        #expect(route(.GET, "/v1/StudentLocation?limit=100") == "GET /v1/StudentLocation")
+        #expect(route(.POST, "/parse/classes/StudentLocation") == "POST /parse/classes/StudentLocation")
+        #expect(route(.PUT, "/v1/StudentLocation/abc") == "PUT /v1/StudentLocation/:objectId")
+        #expect(route(.DELETE, "/1/classes/StudentLocation/abc?x") == "DELETE /1/classes/StudentLocation/:objectId")
     }
 }

@@ -37,7 +37,7 @@ enum FoundationBase64URL {
 }
 
 let actor = Actor(key: "5550001000", firstName: "Amara", lastName: "Okonkwo-Adébáyọ̀")
-let actorJSON = Array(Base64URL.decode(actor.headerValue)!)
+let actorJSON = Base64URL.decode(actor.headerValue)!
 let header = actor.headerValue
 let headerRounds = 200_000
 precondition(FoundationBase64URL.encode(actorJSON) == header && FoundationBase64URL.decode(header) == actorJSON)

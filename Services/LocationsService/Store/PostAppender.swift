@@ -53,18 +53,28 @@ final class PostAppender: Service, Sendable {
     func append(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
         try await withCheckedThrowingContinuation { continuation in
             let waiting = Waiting(post: (location, metadata), continuation: continuation)
-            let handOver = state.withLock { state -> (Writer, [Waiting])?? in
-                guard !state.stopping else { return .none }
+            let handOver = state.withLock { state -> HandOver in
+                guard !state.stopping else { return .refused }
                 state.queue.append(waiting)
-                guard let writer = state.idle.popLast() else { return .some(nil) }
-                return (writer, Self.take(&state.queue, upTo: maximumBatch))
+                guard let writer = state.idle.popLast() else { return .queued }
+                return .toIdleWriter(writer, Self.take(&state.queue, upTo: maximumBatch))
             }
             switch handOver {
-            case .none: continuation.resume(throwing: ServiceStopping())
-            case .some(let writer?): writer.0.resume(returning: writer.1)
-            case .some(nil): break
+            case .refused: continuation.resume(throwing: ServiceStopping())
+            case .queued: break
+            case .toIdleWriter(let writer, let batch): writer.resume(returning: batch)
             }
         }
+    }
+
+    /// What becomes of a post as it arrives.
+    private enum HandOver {
+        /// The service is stopping: no post is taken in.
+        case refused
+        /// Queued for the next writer that finishes its batch.
+        case queued
+        /// A writer was idle: it gets the queue, this post among it.
+        case toIdleWriter(Writer, [Waiting])
     }
 
     /// Writes until shutdown, then writes what is queued and ends.
@@ -103,6 +113,7 @@ final class PostAppender: Service, Sendable {
         }
         for writer in idle { writer.resume(returning: nil) }
     }
+
     private func write(_ batch: [Waiting]) async {
         do {
             let positions = try await events.appendPosted(batch.map(\.post))
