@@ -11,11 +11,11 @@ import Testing
 @Suite struct WriteDoorsTests {
     /// Answers given so far by each door, as the gateway's /metrics counts them (`door` label).
     static func answeredByDoor(_ client: any TestClientProtocol) async throws -> [String: Int] {
-        let metrics = try await client.send(.get, "/metrics").body
         var counts: [String: Int] = [:]
-        for line in metrics.split(separator: "\n") where line.hasPrefix("onthemap_http_requests_total{") {
-            guard let label = line.firstRange(of: #"door=""#), let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }
-            counts[String(line[label.upperBound...].prefix { $0 != "\"" }), default: 0] += Int(value)
+        for (sample, value) in metricSamples(try await client.send(.get, "/metrics").body)
+        where sample.hasPrefix("onthemap_http_requests_total{") {
+            guard let label = sample.firstRange(of: #"door=""#) else { continue }
+            counts[String(sample[label.upperBound...].prefix { $0 != "\"" }), default: 0] += Int(value)
         }
         return counts
     }

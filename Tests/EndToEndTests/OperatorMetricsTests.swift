@@ -5,16 +5,6 @@ import Testing
 /// `/metrics` as an operator reads it from the real binaries: what was asked, how long it took, what was
 /// refused and why, the connections, the database and the calls between services, and where the log stands.
 @Suite struct OperatorMetricsTests {
-    /// `name{labels}` → value, from Prometheus text.
-    static func samples(_ text: String) -> [String: Double] {
-        var samples: [String: Double] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
-            samples[String(line[..<space])] = value
-        }
-        return samples
-    }
-
     @Test func anOperatorSeesRequestsByRouteRefusalsByReasonConnectionsQueriesCallsAndTheLogsHead() async throws {
         try await withSystem { gateway, locations in
 
@@ -38,7 +28,7 @@ import Testing
 
             let (status, text) = try await gateway.get("/metrics", token: false)
             #expect(status == 200)
-            let seen = Self.samples(text)
+            let seen = metricSamples(text)
             let duration = "onthemap_http_request_duration_seconds_count"
             #expect(seen[#"\#(duration){route="POST /v1/accounts",status="2xx"}"#] == 1, "\(text)")
             #expect(seen[#"\#(duration){route="POST /v1/StudentLocation",status="2xx"}"#] == 1, "the door before the router is timed too")
@@ -50,7 +40,7 @@ import Testing
             #expect(seen["onthemap_live_streams"] == 0)
 
             #expect(try await locations.get("/metrics", token: false).0 == 401, "the service's figures need its token")
-            let service = Self.samples(try await locations.get("/metrics").1)
+            let service = metricSamples(try await locations.get("/metrics").1)
             #expect(service["onthemap_event_log_head_position"] == 1)
             #expect(service["onthemap_read_model_pins"] == 1)
             #expect(service["onthemap_replay_checkpoint_position"] == 0)

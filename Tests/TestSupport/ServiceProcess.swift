@@ -117,9 +117,7 @@ public final class ServiceProcess: @unchecked Sendable {
     public func metric(_ name: String, reaches value: Double, within limit: Duration = .seconds(5)) async throws -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            let (_, text) = try await get("/metrics")
-            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-            if line.flatMap({ Double($0.dropFirst(name.count + 1)) }) == value { return true }
+            if gauge(name, in: try await get("/metrics").1) == value { return true }
             try await Task.sleep(for: .milliseconds(10))
         }
         return false
@@ -184,4 +182,19 @@ private func probedPort() -> Int {
     _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// `name{labels}` → value, from Prometheus text.
+public func metricSamples(_ text: String) -> [String: Double] {
+    var samples: [String: Double] = [:]
+    for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+        samples[String(line[..<space])] = value
+    }
+    return samples
+}
+
+/// The value of the unlabelled metric `name` in Prometheus text, nil when it is not there.
+public func gauge(_ name: String, in metrics: String) -> Double? {
+    metricSamples(metrics)[name]
 }

@@ -134,9 +134,7 @@ extension TestClientProtocol {
 func waitForGauge(_ name: String, _ value: Double, _ client: any TestClientProtocol, within limit: Duration) async throws -> Duration? {
     let start = ContinuousClock.now
     while ContinuousClock.now - start < limit {
-        let metrics = try await client.send(.get, "/metrics").body
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        if line.flatMap({ Double($0.dropFirst(name.count + 1)) }) == value { return ContinuousClock.now - start }
+        if gauge(name, in: try await client.send(.get, "/metrics").body) == value { return ContinuousClock.now - start }
         try await Task.sleep(for: .milliseconds(20))
     }
     return nil
