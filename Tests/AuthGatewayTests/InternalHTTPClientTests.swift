@@ -153,10 +153,11 @@ import Testing
 
     @Test func aConnectionIdleForLongIsClosedBeforeTheServiceClosesItAndNotUsed() async throws {
         let server = try await ScriptedServer.start { _ in .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}") }
-        let client = InternalHTTPClient(endpoint: server.endpoint, idleLifetime: .milliseconds(300))
+        let now = NIOLockedValueBox(NIODeadline.now())
+        let client = InternalHTTPClient(endpoint: server.endpoint, idleLifetime: .milliseconds(300), now: { now.withLockedValue { $0 } })
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         for pause in [0, 50, 600, 50] {
-            try await Task.sleep(for: .milliseconds(pause))
+            now.withLockedValue { $0 = $0 + .milliseconds(Int64(pause)) }
             let answer = try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2), on: loop).get()
             #expect(String(buffer: answer.body) == "{}")
         }

@@ -69,17 +69,19 @@ final class InternalHTTPClient: Sendable {
         /// How long a kept-alive connection may wait for its next request: well inside the service's idle
         /// timeout (`ConnectionLimits.idleTimeout`, 60 s).
         let idleLifetime: TimeAmount
+        /// The time the idle lifetime is counted in; a test moves its own.
+        let now: @Sendable () -> NIODeadline
     }
 
     init(
         endpoint: Endpoint, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         connectTimeout: TimeAmount = .seconds(1), maximumAnswer: Int = 8 << 20, maximumConnections: Int = 32, maximumWaiting: Int = 4096,
-        idleLifetime: TimeAmount = .seconds(30)
+        idleLifetime: TimeAmount = .seconds(30), now: @escaping @Sendable () -> NIODeadline = { .now() }
     ) {
         self.group = group
         settings = Settings(
             endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
-            maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime)
+            maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime, now: now)
     }
 
     /// Sends one request on `eventLoop` (any of the group's when nil) and reads the whole answer. It fails
@@ -142,7 +144,7 @@ final class InternalHTTPClient: Sendable {
             loop.preconditionInEventLoop()
             // The service closes a connection idle for 60 s; one idle for half that is closed here first, so
             // a request is never sent on a connection the service is closing at that very moment.
-            let fresh = NIODeadline.now() - settings.idleLifetime
+            let fresh = settings.now() - settings.idleLifetime
             while let (connection, since) = idle.popLast() {
                 if since > fresh, connection.isUsable {
                     connection.start(exchange)
@@ -202,7 +204,7 @@ final class InternalHTTPClient: Sendable {
             if let next = nextWaiting() {
                 connection.start(next)
             } else {
-                idle.append((connection, .now()))
+                idle.append((connection, settings.now()))
             }
         }
 
