@@ -29,6 +29,9 @@ let package = Package(
     targets: [
         .target(
             name: "OnTheMapShared",
+            // NIOCore for `ByteBuffer`, which the wire types are written into; every program that uses
+            // them sends them with NIO.
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             path: "Shared"
         ),
         // The door before the router: answers decided on a connection's event loop (PreparedConnectionState).
@@ -166,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedTests",
-            dependencies: ["OnTheMapShared"],
+            dependencies: ["OnTheMapShared", .product(name: "NIOCore", package: "swift-nio")],
             path: "Tests/SharedTests"
         ),
         .testTarget(

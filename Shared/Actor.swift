@@ -22,7 +22,7 @@ public struct Actor: Hashable, Sendable, Codable {
         json.field("firstName", firstName)
         json.field("lastName", lastName)
         json.endObject()
-        return Base64URL.encode(json.bytes)
+        return Base64URL.encode(json.buffer)
     }
 
     /// Reads the header; nil when it is not base64url of a JSON actor with a non-empty key.

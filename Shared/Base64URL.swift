@@ -1,3 +1,5 @@
+import NIOCore
+
 /// Base64url without padding (RFC 4648 §5), the encoding of the `X-Actor` header.
 ///
 /// Written out rather than going through Foundation's base64 and three string replacements: the header
@@ -13,6 +15,14 @@ public enum Base64URL {
     }()
 
     public static func encode(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes(encode(raw:))
+    }
+
+    public static func encode(_ buffer: ByteBuffer) -> String {
+        buffer.withUnsafeReadableBytes(encode(raw:))
+    }
+
+    private static func encode(raw bytes: UnsafeRawBufferPointer) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
         var index = 0

@@ -1,67 +1,73 @@
+import NIOCore
+
 /// Writes JSON byte for byte in the order the contract shows, which `JSONEncoder` does not promise.
 ///
-/// Used for every response body whose exact bytes clients depend on, and for the pre-encoded hot read.
+/// Used for every response body whose exact bytes clients depend on, for every event payload in the log
+/// and on the live feed, and for the pre-encoded hot read. It writes into the `ByteBuffer` that NIO then
+/// sends as it is.
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    public private(set) var buffer: ByteBuffer
     private var needsComma: [Bool] = []
+    /// The value after a key belongs to it, so it writes no comma of its own.
+    private var afterKey = false
 
     public init(reservingCapacity capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+        buffer = ByteBufferAllocator().buffer(capacity: capacity)
     }
 
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var string: String { String(buffer: buffer) }
 
     public mutating func beginObject() {
         valuePrefix()
-        bytes.append(UInt8(ascii: "{"))
+        buffer.writeInteger(UInt8(ascii: "{"))
         needsComma.append(false)
     }
     public mutating func endObject() {
         needsComma.removeLast()
-        bytes.append(UInt8(ascii: "}"))
+        buffer.writeInteger(UInt8(ascii: "}"))
     }
     public mutating func beginArray() {
         valuePrefix()
-        bytes.append(UInt8(ascii: "["))
+        buffer.writeInteger(UInt8(ascii: "["))
         needsComma.append(false)
     }
     public mutating func endArray() {
         needsComma.removeLast()
-        bytes.append(UInt8(ascii: "]"))
+        buffer.writeInteger(UInt8(ascii: "]"))
     }
 
     public mutating func key(_ name: String) {
         valuePrefix()
-        appendQuoted(name)
-        bytes.append(UInt8(ascii: ":"))
+        writeQuoted(name)
+        buffer.writeInteger(UInt8(ascii: ":"))
         afterKey = true
     }
 
     public mutating func string(_ value: String) {
         valuePrefix()
-        appendQuoted(value)
+        writeQuoted(value)
     }
     public mutating func number(_ value: Double) {
         valuePrefix()
-        bytes.append(contentsOf: Self.format(value).utf8)
+        buffer.writeString(Self.format(value))
     }
     public mutating func number(_ value: Int) {
         valuePrefix()
-        bytes.append(contentsOf: String(value).utf8)
+        buffer.writeString(String(value))
     }
     public mutating func bool(_ value: Bool) {
         valuePrefix()
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        buffer.writeStaticString(value ? "true" : "false")
     }
     public mutating func null() {
         valuePrefix()
-        bytes.append(contentsOf: "null".utf8)
+        buffer.writeStaticString("null")
     }
 
     /// Splices bytes that are already a complete JSON value.
-    public mutating func raw(_ json: some Sequence<UInt8>) {
+    public mutating func raw(_ json: ByteBuffer) {
         valuePrefix()
-        bytes.append(contentsOf: json)
+        buffer.writeImmutableBuffer(json)
     }
 
     public mutating func field(_ name: String, _ value: String) {
@@ -77,16 +83,13 @@ public struct JSONWriter: Sendable {
         number(value)
     }
 
-    /// The value after a key belongs to it, so it writes no comma of its own.
-    private var afterKey = false
-
     private mutating func valuePrefix() {
         if afterKey {
             afterKey = false
             return
         }
         guard !needsComma.isEmpty else { return }
-        if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
+        if needsComma[needsComma.count - 1] { buffer.writeInteger(UInt8(ascii: ",")) }
         needsComma[needsComma.count - 1] = true
     }
 
@@ -97,24 +100,30 @@ public struct JSONWriter: Sendable {
         return "\(value)"
     }
 
-    private mutating func appendQuoted(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [
-                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
-                ])
-            default: bytes.append(byte)
-            }
+    /// A string between quotes, escaped as JSON requires. Most text needs no escape at all, and is copied
+    /// in one piece.
+    private mutating func writeQuoted(_ text: String) {
+        buffer.writeInteger(UInt8(ascii: "\""))
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            buffer.writeString(text)
+        } else {
+            for byte in text.utf8 { writeEscaped(byte) }
         }
-        bytes.append(UInt8(ascii: "\""))
+        buffer.writeInteger(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): buffer.writeStaticString("\\\"")
+        case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+        case 0x0A: buffer.writeStaticString("\\n")
+        case 0x0D: buffer.writeStaticString("\\r")
+        case 0x09: buffer.writeStaticString("\\t")
+        case 0..<0x20:
+            let hex = Array("0123456789abcdef".utf8)
+            buffer.writeStaticString("\\u00")
+            buffer.writeBytes([hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        default: buffer.writeInteger(byte)
+        }
     }
 }

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// The answer to `POST /StudentLocation`. `createAt` repeats `createdAt` for a popular client that misspells it.
 public struct PostLocationAnswer: Hashable, Sendable, Codable {
     public var createdAt: Timestamp
@@ -8,14 +10,14 @@ public struct PostLocationAnswer: Hashable, Sendable, Codable {
         self.objectId = objectId
     }
 
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter()
-        json.beginObject()
-        json.field("createdAt", createdAt.iso8601)
-        json.field("objectId", objectId.rawValue)
-        json.field("createAt", createdAt.iso8601)
-        json.endObject()
-        return json.bytes
+    public var json: ByteBuffer {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("createdAt", createdAt.iso8601)
+        writer.field("objectId", objectId.rawValue)
+        writer.field("createAt", createdAt.iso8601)
+        writer.endObject()
+        return writer.buffer
     }
 }
 
@@ -32,13 +34,13 @@ public struct PutLocationAnswer: Hashable, Sendable, Codable {
         self.createAt = createAt
     }
 
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter()
-        json.beginObject()
-        json.field("updatedAt", updatedAt.iso8601)
-        json.field("objectId", objectId.rawValue)
-        json.field("createAt", createAt.iso8601)
-        json.endObject()
-        return json.bytes
+    public var json: ByteBuffer {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("updatedAt", updatedAt.iso8601)
+        writer.field("objectId", objectId.rawValue)
+        writer.field("createAt", createAt.iso8601)
+        writer.endObject()
+        return writer.buffer
     }
 }

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// One page of the change feed locations-service offers the gateway: events after a cursor, in commit
 /// order, and the cursor to ask from next. Cursors are opaque strings (`<transaction>-<position>`).
 public struct LocationChangePage: Codable, Sendable, Equatable {
@@ -11,23 +13,23 @@ public struct LocationChangePage: Codable, Sendable, Equatable {
 
     /// The page as locations-service sends it: what `Codable` reads back, written without `JSONEncoder`,
     /// since a page is written for every few appends while writes pour in.
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter(reservingCapacity: 64 + events.count * 400)
-        json.beginObject()
-        json.key("events")
-        json.beginArray()
+    public var json: ByteBuffer {
+        var writer = JSONWriter(reservingCapacity: 64 + events.count * 400)
+        writer.beginObject()
+        writer.key("events")
+        writer.beginArray()
         for event in events {
-            json.beginObject()
-            json.field("id", event.id)
-            json.field("type", event.type.rawValue)
-            json.key(event.location == nil ? "deletion" : "location")
-            json.raw(event.dataJSON)
-            json.endObject()
+            writer.beginObject()
+            writer.field("id", event.id)
+            writer.field("type", event.type.rawValue)
+            writer.key(event.location == nil ? "deletion" : "location")
+            writer.raw(event.dataJSON)
+            writer.endObject()
         }
-        json.endArray()
-        json.field("cursor", cursor)
-        json.endObject()
-        return json.bytes
+        writer.endArray()
+        writer.field("cursor", cursor)
+        writer.endObject()
+        return writer.buffer
     }
 }
 
@@ -49,7 +51,7 @@ public struct LocationChangeEvent: Codable, Sendable, Equatable {
     }
 
     /// The JSON an SSE `data:` line carries: the pin itself, or the deletion.
-    public var dataJSON: [UInt8] {
-        location?.jsonBytes ?? deletion?.jsonBytes ?? Array("{}".utf8)
+    public var dataJSON: ByteBuffer {
+        location?.json ?? deletion?.json ?? ByteBuffer(string: "{}")
     }
 }

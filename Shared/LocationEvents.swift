@@ -1,3 +1,5 @@
+import NIOCore
+
 /// What happened to a pin, as recorded in the event log. Each type is stored with a schema version so
 /// later readers can upgrade old payloads instead of guessing.
 public enum LocationEventType: String, Sendable, Codable, CaseIterable {
@@ -26,14 +28,14 @@ public struct LocationDeleted: Hashable, Sendable, Codable {
     }
 
     /// The event's payload in the log, and the `data:` of its live-feed event.
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter()
-        json.beginObject()
-        json.field("objectId", objectId.rawValue)
-        json.field("uniqueKey", uniqueKey)
-        json.field("deletedAt", deletedAt.iso8601)
-        json.endObject()
-        return json.bytes
+    public var json: ByteBuffer {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("objectId", objectId.rawValue)
+        writer.field("uniqueKey", uniqueKey)
+        writer.field("deletedAt", deletedAt.iso8601)
+        writer.endObject()
+        return writer.buffer
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// The body of `POST` and `PUT /StudentLocation`. Every field is optional here: a PUT may change a few
 /// fields, and which are required is the service's rule, not the wire's. Unknown keys are ignored.
@@ -55,17 +56,17 @@ public struct LocationInput: Hashable, Sendable, Codable {
         }
     }
 
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter()
-        json.beginObject()
-        if let uniqueKey { json.field("uniqueKey", uniqueKey) }
-        if let firstName { json.field("firstName", firstName) }
-        if let lastName { json.field("lastName", lastName) }
-        if let mapString { json.field("mapString", mapString) }
-        if let mediaURL { json.field("mediaURL", mediaURL) }
-        if let latitude { json.field("latitude", latitude) }
-        if let longitude { json.field("longitude", longitude) }
-        json.endObject()
-        return json.bytes
+    public var json: ByteBuffer {
+        var writer = JSONWriter()
+        writer.beginObject()
+        if let uniqueKey { writer.field("uniqueKey", uniqueKey) }
+        if let firstName { writer.field("firstName", firstName) }
+        if let lastName { writer.field("lastName", lastName) }
+        if let mapString { writer.field("mapString", mapString) }
+        if let mediaURL { writer.field("mediaURL", mediaURL) }
+        if let latitude { writer.field("latitude", latitude) }
+        if let longitude { writer.field("longitude", longitude) }
+        writer.endObject()
+        return writer.buffer
     }
 }

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// The Parse-style error body every location route answers with: `{"code":101,"error":"Object not found."}`.
 public struct ParseError: Error, Hashable, Sendable, Codable {
     /// Parse's own numbering, which old clients may switch on.
@@ -22,12 +24,12 @@ public struct ParseError: Error, Hashable, Sendable, Codable {
         self.error = error
     }
 
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter()
-        json.beginObject()
-        json.field("code", code.rawValue)
-        json.field("error", error)
-        json.endObject()
-        return json.bytes
+    public var json: ByteBuffer {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("code", code.rawValue)
+        writer.field("error", error)
+        writer.endObject()
+        return writer.buffer
     }
 }

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// One pin, exactly as clients receive it: ten fields, never null.
 public struct StudentLocation: Hashable, Sendable, Codable {
     public var objectId: ObjectID
@@ -43,10 +45,10 @@ public struct StudentLocation: Hashable, Sendable, Codable {
         json.endObject()
     }
 
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter()
-        write(to: &json)
-        return json.bytes
+    public var json: ByteBuffer {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.buffer
     }
 }
 
@@ -56,14 +58,14 @@ public struct StudentLocationList: Sendable, Codable, Equatable {
 
     public init(results: [StudentLocation]) { self.results = results }
 
-    public var jsonBytes: [UInt8] {
-        var json = JSONWriter(reservingCapacity: 64 + results.count * 320)
-        json.beginObject()
-        json.key("results")
-        json.beginArray()
-        for location in results { location.write(to: &json) }
-        json.endArray()
-        json.endObject()
-        return json.bytes
+    public var json: ByteBuffer {
+        var writer = JSONWriter(reservingCapacity: 64 + results.count * 320)
+        writer.beginObject()
+        writer.key("results")
+        writer.beginArray()
+        for location in results { location.write(to: &writer) }
+        writer.endArray()
+        writer.endObject()
+        return writer.buffer
     }
 }

@@ -140,14 +140,15 @@ public struct OnTheMapClient: Sendable {
     public func post(_ pin: LocationInput, idempotencyKey: String? = nil) async throws(OnTheMapError) -> PostLocationAnswer {
         var headers: [(String, String)] = []
         if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
-        let answer = try await send(.POST, "/v1/StudentLocation", body: pin.jsonBytes, headers: headers, authorized: true)
+        let answer = try await send(.POST, "/v1/StudentLocation", body: Array(pin.json.readableBytesView), headers: headers, authorized: true)
         guard answer.status == 200 else { throw Self.locationRouteError(answer) }
         return try Self.decode(PostLocationAnswer.self, answer.body[...], answer)
     }
 
     /// `PUT /v1/StudentLocation/{objectId}`: changes your own pin.
     public func update(_ id: ObjectID, _ pin: LocationInput) async throws(OnTheMapError) -> PutLocationAnswer {
-        let answer = try await send(.PUT, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))", body: pin.jsonBytes, authorized: true)
+        let answer = try await send(
+            .PUT, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))", body: Array(pin.json.readableBytesView), authorized: true)
         guard answer.status == 200 else { throw Self.locationRouteError(answer) }
         return try Self.decode(PutLocationAnswer.self, answer.body[...], answer)
     }

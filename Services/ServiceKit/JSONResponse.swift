@@ -3,10 +3,6 @@ import NIOCore
 
 extension Response {
     /// A JSON response from bytes that are already encoded.
-    public static func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        json(ByteBuffer(bytes: bytes), status: status, headers: headers)
-    }
-
     public static func json(_ buffer: ByteBuffer, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "application/json"

@@ -19,7 +19,7 @@ extension RouterMethods {
     /// `/healthz` (the process answers) and `/readyz` (the service can do its work: `problems` returns
     /// nothing), the same on every service. They need no credentials: orchestrators call them.
     public func addHealthRoutes(problems: @escaping @Sendable () async -> [String]) {
-        get("healthz") { _, _ in Response.json(Array(#"{"status":"ok"}"#.utf8)) }
+        get("healthz") { _, _ in Response.json(ByteBuffer(string: #"{"status":"ok"}"#)) }
         get("readyz") { _, _ in
             let found = await problems()
             guard found.isEmpty else {
@@ -28,9 +28,9 @@ extension RouterMethods {
                 json.field("status", "unavailable")
                 json.field("reason", found.joined(separator: "; "))
                 json.endObject()
-                return Response.json(json.bytes, status: .serviceUnavailable)
+                return Response.json(json.buffer, status: .serviceUnavailable)
             }
-            return Response.json(Array(#"{"status":"ready"}"#.utf8))
+            return Response.json(ByteBuffer(string: #"{"status":"ready"}"#))
         }
     }
 

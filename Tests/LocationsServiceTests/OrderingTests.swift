@@ -92,7 +92,7 @@ import Testing
             objectId: objectId, uniqueKey: "k", firstName: "F", lastName: "L",
             mapString: "Berlin", mediaURL: "https://udacity.com", latitude: 52.5, longitude: 13.4,
             createdAt: now, updatedAt: now)
-        let data = String(decoding: location.jsonBytes, as: UTF8.self)
+        let data = String(buffer: location.json)
         try await connection.query(
             """
             INSERT INTO locations.events (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import OnTheMapShared
 import Testing
 
@@ -6,14 +7,14 @@ import Testing
 @Suite struct ContractEncodingTests {
     @Test func studentLocationMatchesTheContractSampleByteForByte() {
         #expect(
-            String(decoding: Fixtures.jarrod.jsonBytes, as: UTF8.self) == """
+            String(buffer: Fixtures.jarrod.json) == """
                 {"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","firstName":"Jarrod","lastName":"Parkes","mapString":"Huntsville, Alabama","mediaURL":"https://www.linkedin.com/in/jarrodparkes","latitude":34.7303688,"longitude":-86.5861037,"createdAt":"2015-02-25T01:10:38.103Z","updatedAt":"2015-03-09T22:04:50.315Z"}
                 """)
     }
 
     @Test func listEnvelopeWrapsResults() {
-        #expect(String(decoding: StudentLocationList(results: []).jsonBytes, as: UTF8.self) == #"{"results":[]}"#)
-        let two = String(decoding: StudentLocationList(results: [Fixtures.jarrod, Fixtures.jarrod]).jsonBytes, as: UTF8.self)
+        #expect(String(buffer: StudentLocationList(results: []).json) == #"{"results":[]}"#)
+        let two = String(buffer: StudentLocationList(results: [Fixtures.jarrod, Fixtures.jarrod]).json)
         #expect(two.hasPrefix(#"{"results":[{"objectId":"CDHfAy8sdp""#))
         #expect(two.contains(#""2015-03-09T22:04:50.315Z"},{"objectId""#))
         #expect(two.hasSuffix("}]}"))
@@ -22,7 +23,7 @@ import Testing
     @Test func postAnswerRepeatsCreatedAtAsCreateAt() {
         let answer = PostLocationAnswer(createdAt: Timestamp(iso8601: "2015-03-11T02:48:18.321Z")!, objectId: ObjectID("CDHfAy8sdp"))
         #expect(
-            String(decoding: answer.jsonBytes, as: UTF8.self)
+            String(buffer: answer.json)
                 == #"{"createdAt":"2015-03-11T02:48:18.321Z","objectId":"CDHfAy8sdp","createAt":"2015-03-11T02:48:18.321Z"}"#)
     }
 
@@ -31,7 +32,7 @@ import Testing
             updatedAt: Timestamp(iso8601: "2015-03-11T02:56:49.997Z")!, objectId: ObjectID("CDHfAy8sdp"),
             createAt: Timestamp(iso8601: "2015-03-11T02:48:18.321Z")!)
         #expect(
-            String(decoding: answer.jsonBytes, as: UTF8.self)
+            String(buffer: answer.json)
                 == #"{"updatedAt":"2015-03-11T02:56:49.997Z","objectId":"CDHfAy8sdp","createAt":"2015-03-11T02:48:18.321Z"}"#)
     }
 
@@ -46,27 +47,27 @@ import Testing
                 LocationChangeEvent(id: "736-1", change: .upserted(renamed), type: .posted),
                 LocationChangeEvent(id: "737-2", change: .deleted(deletion), type: .deleted),
             ], cursor: "737-2")
-        #expect(try JSONDecoder().decode(LocationChangePage.self, from: Data(page.jsonBytes)) == page)
+        #expect(try JSONDecoder().decode(LocationChangePage.self, from: Data(page.json.readableBytesView)) == page)
         #expect(
-            String(decoding: page.jsonBytes, as: UTF8.self).hasSuffix(
+            String(buffer: page.json).hasSuffix(
                 #"{"id":"737-2","type":"LocationDeleted","deletion":{"objectId":"CDHfAy8sdp","uniqueKey":"3903878747","deletedAt":"2015-03-10T00:00:00.001Z"}}],"cursor":"737-2"}"#
             ))
         let empty = LocationChangePage(events: [], cursor: "now")
-        #expect(String(decoding: empty.jsonBytes, as: UTF8.self) == #"{"events":[],"cursor":"now"}"#)
+        #expect(String(buffer: empty.json) == #"{"events":[],"cursor":"now"}"#)
     }
 
     @Test func parseErrorBody() {
         #expect(
-            String(decoding: ParseError(.objectNotFound, "Object not found.").jsonBytes, as: UTF8.self)
+            String(buffer: ParseError(.objectNotFound, "Object not found.").json)
                 == #"{"code":101,"error":"Object not found."}"#)
     }
 
     @Test func textIsEscapedAndNonASCIIKeptAsUTF8() {
         var location = Fixtures.jarrod
         location.firstName = "João \"JJ\"\\\n\t\u{1}"
-        let json = String(decoding: location.jsonBytes, as: UTF8.self)
+        let json = String(buffer: location.json)
         #expect(json.contains(#""firstName":"João \"JJ\"\\\n\t\u0001""#))
-        let decoded = try? JSONSerialization.jsonObject(with: Data(location.jsonBytes)) as? [String: Any]
+        let decoded = try? JSONSerialization.jsonObject(with: Data(location.json.readableBytesView)) as? [String: Any]
         #expect(decoded?["firstName"] as? String == location.firstName)
     }
 
@@ -74,14 +75,14 @@ import Testing
         var location = Fixtures.jarrod
         location.latitude = 37
         location.longitude = -0.000012
-        let json = String(decoding: location.jsonBytes, as: UTF8.self)
+        let json = String(buffer: location.json)
         #expect(json.contains(#""latitude":37,"longitude":-1.2e-05,"#))
-        let decoded = try? JSONSerialization.jsonObject(with: Data(location.jsonBytes)) as? [String: Any]
+        let decoded = try? JSONSerialization.jsonObject(with: Data(location.json.readableBytesView)) as? [String: Any]
         #expect(decoded?["longitude"] as? Double == -0.000012)
     }
 
     @Test func codableRoundTripKeepsEveryField() throws {
-        let decoded = try JSONDecoder().decode(StudentLocation.self, from: Data(Fixtures.jarrod.jsonBytes))
+        let decoded = try JSONDecoder().decode(StudentLocation.self, from: Data(Fixtures.jarrod.json.readableBytesView))
         #expect(decoded == Fixtures.jarrod)
     }
 }

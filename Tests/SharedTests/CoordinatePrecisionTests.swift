@@ -1,3 +1,4 @@
+import NIOCore
 import OnTheMapShared
 import Testing
 
@@ -12,6 +13,6 @@ import Testing
 
     @Test func aPinWrittenOutReadsBackTheSame() throws {
         let pin = LocationInput(mapString: "Mountain View, CA", latitude: 37.386052, longitude: -122.0838511111111)
-        #expect(try LocationInput.decode(pin.jsonBytes) == pin)
+        #expect(try LocationInput.decode(pin.json.readableBytesView) == pin)
     }
 }

@@ -45,7 +45,7 @@ struct AccountsController: Sendable {
         json.beginObject()
         SessionWire.writeAccount(account, to: &json)
         json.endObject()
-        return Response.json(json.bytes, status: .created)
+        return Response.json(json.buffer, status: .created)
     }
 
     static func password(_ value: String?) throws(GatewayError) -> String {

@@ -50,6 +50,6 @@ struct GeocodeController: Sendable {
             }
         }
         guard !results.isEmpty else { throw GatewayError.noGeocodeMatch(query) }
-        return Response.json(Array(try JSONEncoder().encode(GeocodeAnswer(results: results))))
+        return Response.json(ByteBuffer(bytes: try JSONEncoder().encode(GeocodeAnswer(results: results))))
     }
 }

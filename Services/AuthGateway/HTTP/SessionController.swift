@@ -29,7 +29,7 @@ struct SessionController: Sendable {
         SessionCookies.set(
             on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue,
             maxAge: Int(lifetime.components.seconds))
-        return SessionWire.response(json.bytes, headers: headers)
+        return SessionWire.response(json.buffer, headers: headers)
     }
 
     @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
@@ -51,7 +51,7 @@ struct SessionController: Sendable {
         json.endObject()
         var headers = HTTPFields()
         SessionCookies.clear(on: &headers)
-        return SessionWire.response(json.bytes, headers: headers)
+        return SessionWire.response(json.buffer, headers: headers)
     }
 
     /// `{"udacity": {"username": …, "password": …}}`; `facebook_mobile` is recognised and refused.

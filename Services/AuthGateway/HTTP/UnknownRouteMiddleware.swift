@@ -52,13 +52,13 @@ struct UnknownRouteMiddleware: RouterMiddleware {
                 json.field("status", 404)
                 json.field("error", "No route for \(request.method) \(request.uri.path).")
                 json.endObject()
-                return Response.json(json.bytes, status: .notFound)
+                return Response.json(json.buffer, status: .notFound)
             }
             json.field("status", 405)
             json.field("error", "\(request.method) is not allowed on \(request.uri.path).")
             json.endObject()
             return Response.json(
-                json.bytes, status: .methodNotAllowed,
+                json.buffer, status: .methodNotAllowed,
                 headers: [.allow: allowed.map(\.rawValue).joined(separator: ", ")])
         }
     }

@@ -32,7 +32,7 @@ struct UsersController: Sendable {
     static let maximumKeyLength = 128
 
     /// Every field strict clients require, empty where we have nothing; the email only to its owner.
-    static func document(_ account: Account, showEmail: Bool) -> [UInt8] {
+    static func document(_ account: Account, showEmail: Bool) -> ByteBuffer {
         func fields(_ json: inout JSONWriter) {
             json.field("first_name", account.firstName)
             json.field("last_name", account.lastName)
@@ -71,7 +71,7 @@ struct UsersController: Sendable {
         fields(&json)
         json.endObject()
         json.endObject()
-        return json.bytes
+        return json.buffer
     }
 }
 

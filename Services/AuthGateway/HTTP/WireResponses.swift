@@ -7,10 +7,15 @@ import ServiceKit
 /// The session and users routes answer with `)]}'` and a newline before the JSON, successes and
 /// errors alike. Clients strip exactly these 5 bytes.
 enum SessionWire {
-    static let prefix = Array(")]}'\n".utf8)
+    static let prefix: StaticString = ")]}'\n"
 
-    static func response(_ json: [UInt8], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], prefixed: Bool = true) -> Response {
-        Response.json(prefixed ? prefix + json : json, status: status, headers: headers)
+    static func response(_ json: ByteBuffer, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], prefixed: Bool = true) -> Response {
+        guard prefixed else { return Response.json(json, status: status, headers: headers) }
+        var body = ByteBuffer()
+        body.reserveCapacity(prefix.utf8CodeUnitCount + json.readableBytes)
+        body.writeStaticString(prefix)
+        body.writeImmutableBuffer(json)
+        return Response.json(body, status: status, headers: headers)
     }
 
     /// `"account":{"registered":true,"key":"…"}`: `registered` is what some clients take for success.
@@ -24,14 +29,14 @@ enum SessionWire {
     }
 
     /// `{"status":403,"error":"…"}`, with `parameter` between them when one is to blame.
-    static func errorBody(_ error: GatewayError) -> [UInt8] {
+    static func errorBody(_ error: GatewayError) -> ByteBuffer {
         var json = JSONWriter()
         json.beginObject()
         json.field("status", Int(error.status.code))
         if let parameter = error.parameter { json.field("parameter", parameter) }
         json.field("error", error.message)
         json.endObject()
-        return json.bytes
+        return json.buffer
     }
 }
 
@@ -40,7 +45,7 @@ enum ParseWire {
     static func answer(for error: GatewayError) -> PreparedResponse {
         var headers = error.extraHeaders
         headers[.contentType] = "application/json"
-        return PreparedResponse(status: error.status, headers: headers, body: ByteBuffer(bytes: ParseError(error.parseCode, error.message).jsonBytes))
+        return PreparedResponse(status: error.status, headers: headers, body: ParseError(error.parseCode, error.message).json)
     }
 }
 

@@ -26,7 +26,7 @@ struct UdacityIdentityProvider: IdentityProvider {
         body.field("password", password)
         body.endObject()
         body.endObject()
-        let (status, session) = try await call("POST", "/session", body: body.bytes, reading: SessionAnswer.self)
+        let (status, session) = try await call("POST", "/session", body: body.buffer, reading: SessionAnswer.self)
         switch status {
         case 200: break
         case 400, 401, 403: throw .invalidCredentials
@@ -54,14 +54,14 @@ struct UdacityIdentityProvider: IdentityProvider {
 
     /// The answer's status, and its body read as `Answer` (nil when it is not one).
     private func call<Answer: Decodable>(
-        _ method: String, _ path: String, body: [UInt8]?, reading _: Answer.Type
+        _ method: String, _ path: String, body: ByteBuffer?, reading _: Answer.Type
     ) async throws(LoginError) -> (Int, Answer?) {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Accept", value: "application/json")
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
+            request.body = .bytes(body)
         }
         let start = ContinuousClock.now
         do {

@@ -10,7 +10,7 @@ enum SSEFrame {
     static func event(_ event: LocationChangeEvent) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeString("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ")
-        buffer.writeBytes(event.dataJSON)
+        buffer.writeImmutableBuffer(event.dataJSON)
         buffer.writeString("\n\n")
         return buffer
     }

@@ -96,9 +96,9 @@ final class LatestLocationsCache: Service, Sendable {
         guard let generation = state.withLock({ $0.waiting.isEmpty ? nil : $0.generation }) else { return }
         let result: Result<CachedJSON, any Error>
         do {
-            let bytes = StudentLocationList(results: try await load()).jsonBytes
-            let digest = SHA256.hash(data: bytes).prefix(12).hexString
-            result = .success(CachedJSON(body: ByteBuffer(bytes: bytes), etag: "\"\(digest)\""))
+            let body = StudentLocationList(results: try await load()).json
+            let digest = body.withUnsafeReadableBytes { SHA256.hash(data: $0) }.prefix(12).hexString
+            result = .success(CachedJSON(body: body, etag: "\"\(digest)\""))
         } catch {
             result = .failure(error)
         }

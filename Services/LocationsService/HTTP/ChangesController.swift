@@ -38,7 +38,7 @@ struct ChangesController<Context: RequestContext>: Sendable {
         }
         guard listsEvents else {
             let head = try await lookAgain(until: deadline, { try await events.head() }, untilNew: { $0 > after })
-            return .json(LocationChangePage(events: [], cursor: max(head, after).description).jsonBytes)
+            return .json(LocationChangePage(events: [], cursor: max(head, after).description).json)
         }
         let page = try await lookAgain(
             until: deadline, { try await events.events(after: after, limit: Self.pageSize) },
@@ -46,7 +46,7 @@ struct ChangesController<Context: RequestContext>: Sendable {
         let answer = LocationChangePage(
             events: page.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type) },
             cursor: (page.last?.position ?? after).description)
-        return .json(answer.jsonBytes)
+        return .json(answer.json)
     }
 
     /// Reads until the answer shows something new or the deadline passes, looking again at every change

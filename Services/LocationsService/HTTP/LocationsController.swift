@@ -25,7 +25,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         let query = try ListQueryParser.parse(request.uri.queryParameters)
         guard query == .latest else {
-            return .json(StudentLocationList(results: try await readModel.pins(query)).jsonBytes)
+            return .json(StudentLocationList(results: try await readModel.pins(query)).json)
         }
         return try await cache.current().answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
     }
@@ -33,7 +33,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     @Sendable func show(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
         guard objectId.isWellFormed, let pin = try await readModel.pin(objectId) else { throw LocationError.notFound }
-        return .json(pin.location.jsonBytes, headers: [.eTag: ETagCondition.tag(for: pin.version)])
+        return .json(pin.location.json, headers: [.eTag: ETagCondition.tag(for: pin.version)])
     }
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
@@ -48,7 +48,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
             writeContext.requestHash = SHA256.hash(data: body.readableBytesView).hexString
         }
         let answer = try await commands.post(input, context: writeContext)
-        return .json(answer.jsonBytes)
+        return .json(answer.json)
     }
 
     @Sendable func update(_ request: Request, context: Context) async throws -> Response {
@@ -57,7 +57,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         let answer = try await commands.update(
             objectId, with: input, ifMatch: ETagCondition(request.headers[.ifMatch]),
             context: try Self.writeContext(request, context: context))
-        return .json(answer.jsonBytes)
+        return .json(answer.json)
     }
 
     @Sendable func delete(_ request: Request, context: Context) async throws -> Response {
@@ -65,7 +65,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         try await commands.delete(
             objectId, ifMatch: ETagCondition(request.headers[.ifMatch]),
             context: try Self.writeContext(request, context: context))
-        return .json(Array("{}".utf8))
+        return .json(ByteBuffer(string: "{}"))
     }
 
     private static func body(of request: Request) async throws -> ByteBuffer {

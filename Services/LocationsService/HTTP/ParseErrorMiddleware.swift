@@ -79,6 +79,6 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func response(status: HTTPResponse.Status, _ error: ParseError, headers: HTTPFields = [:]) -> Response {
-        .json(error.jsonBytes, status: status, headers: headers)
+        .json(error.json, status: status, headers: headers)
     }
 }

@@ -31,7 +31,7 @@ struct EventStore: Sendable {
             PostgresQuery(
                 """
                 WITH input AS (
-                    SELECT * FROM unnest(\(streams)::text[], \(batch.map { $0.location.objectId.rawValue })::text[], \(batch.map { String(decoding: $0.location.jsonBytes, as: UTF8.self) })::text[],
+                    SELECT * FROM unnest(\(streams)::text[], \(batch.map { $0.location.objectId.rawValue })::text[], \(batch.map { String(buffer: $0.location.json) })::text[],
                                          \(batch.map { $0.metadata.json })::text[], \(batch.map { $0.metadata.actor.key })::text[], \(batch.map { $0.metadata.idempotencyKey ?? "" })::text[],
                                          \(batch.map { $0.location.uniqueKey })::text[], \(batch.map { $0.location.firstName })::text[],
                                          \(batch.map { $0.location.lastName })::text[], \(batch.map { $0.location.mapString })::text[],
@@ -71,7 +71,7 @@ struct EventStore: Sendable {
     @discardableResult
     func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         let stream = StreamName(location.objectId).rawValue
-        let data = String(decoding: location.jsonBytes, as: UTF8.self)
+        let data = String(buffer: location.json)
         let version = expectedVersion + 1
         return try await append(
             PostgresQuery(
@@ -98,7 +98,7 @@ struct EventStore: Sendable {
     @discardableResult
     func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         let stream = StreamName(deletion.objectId).rawValue
-        let data = String(decoding: deletion.jsonBytes, as: UTF8.self)
+        let data = String(buffer: deletion.json)
         let version = expectedVersion + 1
         return try await append(
             PostgresQuery(
