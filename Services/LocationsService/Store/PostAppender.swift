@@ -15,6 +15,7 @@ import Synchronization
 /// Every post is answered only after its own batch committed, so nothing acknowledged can be lost. A
 /// batch fails as a whole when any one of its posts clashes with the log (a reused idempotency key); its
 /// posts are then written one by one, so each gets its own answer and none fails for another's sake.
+/// A batch the database fails to take (an outage) fails the posts queued behind it too.
 /// The writers are tasks of the service's `run()`, owned by the service group: `concurrentStatements` of
 /// them take batches from one queue (a queue, not an `AsyncStream`, because a writer takes everything
 /// waiting at once). On shutdown they write what is queued and end; a post that arrives after that is
@@ -125,7 +126,11 @@ final class PostAppender: Service, Sendable {
                 }
             }
         } catch {
-            for waiting in batch { waiting.continuation.resume(throwing: error) }
+            // The database just failed to take a batch in time, or is gone: the posts that queued behind it
+            // are refused with it rather than given a wait of their own on top of the one they sat through
+            // (two deadlines in a row took a post 4 s, where an outage is to be answered within 2.5 s).
+            let behind = Database.isOutage(error) ? state.withLock { Self.take(&$0.queue, upTo: $0.queue.count) } : []
+            for waiting in batch + behind { waiting.continuation.resume(throwing: error) }
         }
     }
 
