@@ -14,16 +14,6 @@ import Testing
 @Suite struct DatabaseOutageTests {
     static let unavailable = "The database is unavailable; try again shortly."
 
-    /// Whether `condition` comes true within `limit`, asked every 100 ms.
-    private static func within(_ limit: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
-    }
-
     /// A gateway whose database connections pass through a relay the test can cut; locations-service
     /// reaches the database directly.
     private func withGatewayBehindRelay(
@@ -76,10 +66,10 @@ import Testing
             #expect(try await client.send(.get, "/v1/StudentLocation").status == .ok)
 
             try await proxy.start()
-            let back = try await Self.within(.seconds(5)) {
+            let back = try await waitFor(within: .seconds(5), every: .milliseconds(100)) {
                 try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [unseen.bearer]).status == .ok
             }
-            #expect(back, "writes did not come back within 5 s of the database")
+            #expect(back != nil, "writes did not come back within 5 s of the database")
             #expect(
                 try await client.send(.post, "/v1/session", body: #"{"udacity":{"username":"writer@example.com","password":"\#(writer.password)"}}"#)
                     .status == .ok)
@@ -104,10 +94,10 @@ import Testing
             }
 
             try await proxy.start()
-            let ended = try await Self.within(.seconds(5)) {
+            let ended = try await waitFor(within: .seconds(5), every: .milliseconds(100)) {
                 try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [revoked.bearer]).status == .unauthorized
             }
-            #expect(ended, "a session revoked during the outage still writes 5 s after the database came back")
+            #expect(ended != nil, "a session revoked during the outage still writes 5 s after the database came back")
             #expect(try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [kept.bearer]).status == .ok)
         }
     }

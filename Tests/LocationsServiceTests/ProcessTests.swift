@@ -7,16 +7,12 @@ import Testing
 
 /// Whole service processes: replicas sharing one database, shutdown by signal, a database outage.
 @Suite(.serialized) struct ProcessTests {
-    static let body = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.52,"longitude":13.405}"#
     static var actorHeader: [String: String] { [InternalHeaders.actor: TestActors.jarrod.headerValue] }
 
     static func waitForListener(_ service: ServiceProcess) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if try await service.get("/metrics").1.contains("onthemap_change_listener_connected 1") { return }
-            try await Task.sleep(for: .milliseconds(20))
+        guard try await service.metric("onthemap_change_listener_connected", reaches: 1, within: .seconds(10)) else {
+            throw HarnessError("change listener never connected:\n\(service.output)")
         }
-        throw HarnessError("change listener never connected:\n\(service.output)")
     }
 
     @Test func aWriteThroughOneReplicaShowsInTheOthersHotReadWithin200ms() async throws {
@@ -33,7 +29,7 @@ import Testing
             // Warm b's cache so the change must reach it through a notification.
             _ = try await b.get("/v1/StudentLocation")
             let before = try await b.get("/v1/StudentLocation")
-            let (status, answer) = try await a.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader)
+            let (status, answer) = try await a.request("POST", "/v1/StudentLocation", body: TestPin.json, headers: Self.actorHeader)
             #expect(status == 200)
             let objectId = try #require((try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])?["objectId"] as? String)
             #expect(!before.1.contains(objectId))
@@ -62,17 +58,17 @@ import Testing
             Authorization: Bearer \(TestDatabase.internalToken)\r
             \(InternalHeaders.actor): \(TestActors.jarrod.headerValue)\r
             Content-Type: application/json\r
-            Content-Length: \(Self.body.utf8.count)\r
+            Content-Length: \(TestPin.json.utf8.count)\r
             \r
 
             """
-        let split = Self.body.index(Self.body.startIndex, offsetBy: 20)
-        try connection.send(head + Self.body[..<split])
+        let split = TestPin.json.index(TestPin.json.startIndex, offsetBy: 20)
+        try connection.send(head + TestPin.json[..<split])
         try await Task.sleep(for: .milliseconds(200))
         service.terminate()
         try await Task.sleep(for: .milliseconds(300))
         #expect(service.process.isRunning, "the service must wait for the request it is reading")
-        try connection.send(String(Self.body[split...]))
+        try connection.send(String(TestPin.json[split...]))
         let reply = try connection.receiveResponse()
         #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
         #expect(reply.contains("\"objectId\":"))
@@ -89,13 +85,13 @@ import Testing
         viaProxy.port = proxy.port
         let service = try ServiceProcess(locationsOn: viaProxy.string!)
         try await service.waitUntilReady()
-        #expect(try await service.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader).0 == 200)
+        #expect(try await service.request("POST", "/v1/StudentLocation", body: TestPin.json, headers: Self.actorHeader).0 == 200)
         let ready = try ServiceProcess.healthCheck("locations-service", port: service.port)
         #expect(ready.status == 0 && ready.output == "locations-service on 127.0.0.1:\(service.port) is ready\n", "\(ready)")
 
         await proxy.cut()
         for (method, path, body) in [
-            ("GET", "/v1/StudentLocation?limit=5", nil), ("POST", "/v1/StudentLocation", Self.body),
+            ("GET", "/v1/StudentLocation?limit=5", nil), ("POST", "/v1/StudentLocation", TestPin.json),
             ("GET", "/v1/StudentLocation", nil),
         ] {
             let started = ContinuousClock.now
@@ -117,7 +113,7 @@ import Testing
         let deadline = ContinuousClock.now + .seconds(20)
         var recovered = false
         while ContinuousClock.now < deadline {
-            if try await service.request("POST", "/v1/StudentLocation", body: Self.body, headers: Self.actorHeader).0 == 200 {
+            if try await service.request("POST", "/v1/StudentLocation", body: TestPin.json, headers: Self.actorHeader).0 == 200 {
                 recovered = true
                 break
             }

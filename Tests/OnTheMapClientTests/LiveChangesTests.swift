@@ -36,7 +36,7 @@ import Testing
                 if case .connected = status { statuses.append("connected") } else { statuses.append("disconnected") }
             }
             var changes = feed.makeAsyncIterator()
-            try await waitUntil { statuses.all.contains("connected") }
+            try #require(try await waitFor(within: .seconds(10)) { statuses.all.contains("connected") } != nil, "never connected")
 
             let first = try await ada.postPin("Lagos, Nigeria")
             let posted = try #require(try await changes.next())
@@ -60,13 +60,5 @@ import Testing
             #expect(live.location?.objectId == third, "a change came twice or out of order: \(live)")
             #expect(statuses.all.contains("disconnected"))
         }
-    }
-}
-
-func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw HarnessError("condition not met within \(limit)") }
-        try await Task.sleep(for: .milliseconds(20))
     }
 }

@@ -115,12 +115,7 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// Whether the gauge `name` on the process's /metrics reads `value` by the deadline.
     public func metric(_ name: String, reaches value: Double, within limit: Duration = .seconds(5)) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if gauge(name, in: try await get("/metrics").1) == value { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+        try await waitFor(within: limit) { gauge(name, in: try await get("/metrics").1) == value } != nil
     }
 
     /// Whether the process's output holds `text` by the deadline: it reads the log as the process writes it.

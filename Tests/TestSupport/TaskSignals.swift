@@ -21,3 +21,16 @@ public final class SharedCount: Sendable {
         while value < target { try await Task.sleep(for: .milliseconds(5)) }
     }
 }
+
+/// How long `condition` took to come true, asked every `interval`; nil when it did not within `limit`.
+/// For state a test can only look at from outside (a gauge on /metrics, a status a client reports).
+public func waitFor(
+    within limit: Duration, every interval: Duration = .milliseconds(20), _ condition: () async throws -> Bool
+) async throws -> Duration? {
+    let start = ContinuousClock.now
+    while ContinuousClock.now - start < limit {
+        if try await condition() { return ContinuousClock.now - start }
+        try await Task.sleep(for: interval)
+    }
+    return nil
+}

@@ -132,10 +132,5 @@ extension TestClientProtocol {
 
 /// How long the gateway's /metrics took to show the gauge `name` at `value`; nil if it did not within `limit`.
 func waitForGauge(_ name: String, _ value: Double, _ client: any TestClientProtocol, within limit: Duration) async throws -> Duration? {
-    let start = ContinuousClock.now
-    while ContinuousClock.now - start < limit {
-        if gauge(name, in: try await client.send(.get, "/metrics").body) == value { return ContinuousClock.now - start }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return nil
+    try await waitFor(within: limit) { gauge(name, in: try await client.send(.get, "/metrics").body) == value }
 }
