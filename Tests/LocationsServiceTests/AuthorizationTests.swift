@@ -27,11 +27,10 @@ import Testing
 
     @Test func writesWithoutAValidActorAre401AndWriteNothing() async throws {
         try await withLiveService { client, database in
-            let body = #"{"mapString":"Berlin","mediaURL":"https://udacity.com","latitude":52.5,"longitude":13.4}"#
-            let missing = try await client.send(.post, "/v1/StudentLocation", body: body)
+            let missing = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json)
             #expect(missing.status == .unauthorized)
             let garbled = try await client.send(
-                .post, "/v1/StudentLocation", body: body,
+                .post, "/v1/StudentLocation", body: TestPin.json,
                 headers: [HTTPField(name: HTTPField.Name(InternalHeaders.actor)!, value: "%%%")])
             #expect(garbled.status == .unauthorized)
             #expect(try await eventCount(database) == 0)
