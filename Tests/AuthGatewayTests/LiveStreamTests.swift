@@ -11,6 +11,9 @@ import Testing
 
 /// The live stream of pin changes, as a browser's EventSource reads it.
 @Suite struct LiveStreamTests {
+    /// A heartbeat as an EventSource reads it: a comment line, which fires no event.
+    static let heartbeat = ": heartbeat\n\n"
+
     /// Reads Server-Sent Events frames from a live response.
     final class EventReader: @unchecked Sendable {
         private var iterator: HTTPClientResponse.Body.AsyncIterator
@@ -42,13 +45,13 @@ import Testing
         func heartbeats(_ count: Int, within limit: Duration) async throws {
             let start = ContinuousClock.now
             var text = pending
-            while text.components(separatedBy: SSEFrame.heartbeatText).count - 1 < count, ContinuousClock.now - start < limit {
+            while text.components(separatedBy: LiveStreamTests.heartbeat).count - 1 < count, ContinuousClock.now - start < limit {
                 guard let chunk = try await iterator.next() else { break }
                 text += String(buffer: chunk)
             }
-            let beats = text.components(separatedBy: SSEFrame.heartbeatText).count - 1
+            let beats = text.components(separatedBy: LiveStreamTests.heartbeat).count - 1
             guard beats >= count else { throw HarnessError("\(beats) heartbeats within \(limit): \(text)") }
-            #expect(text.replacingOccurrences(of: SSEFrame.heartbeatText, with: "") == "retry: 3000\n: connected\n\n")
+            #expect(text.replacingOccurrences(of: LiveStreamTests.heartbeat, with: "") == "retry: 3000\n: connected\n\n")
         }
     }
 

@@ -3,8 +3,7 @@ import OnTheMapShared
 
 /// What a live stream carries, as Server-Sent Events: each change made once for every stream.
 enum SSEFrame {
-    static let heartbeatText = ": heartbeat\n\n"
-    static let heartbeat = ByteBuffer(string: heartbeatText)
+    static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")
 
     /// `id`, `event` (the event type) and one `data` line of JSON.
     static func event(_ event: LocationChangeEvent) -> ByteBuffer {
