@@ -112,6 +112,8 @@ public struct JSONWriter: Sendable {
         buffer.writeInteger(UInt8(ascii: "\""))
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     private mutating func writeEscaped(_ byte: UInt8) {
         switch byte {
         case UInt8(ascii: "\""): buffer.writeStaticString("\\\"")
@@ -120,9 +122,9 @@ public struct JSONWriter: Sendable {
         case 0x0D: buffer.writeStaticString("\\r")
         case 0x09: buffer.writeStaticString("\\t")
         case 0..<0x20:
-            let hex = Array("0123456789abcdef".utf8)
             buffer.writeStaticString("\\u00")
-            buffer.writeBytes([hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            buffer.writeInteger(Self.hexDigits[Int(byte >> 4)])
+            buffer.writeInteger(Self.hexDigits[Int(byte & 0xF)])
         default: buffer.writeInteger(byte)
         }
     }
