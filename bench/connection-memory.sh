@@ -23,8 +23,7 @@ kinds="accepted prepared routed stream"
 if [ "${HEAPTRACK:-0}" = 1 ] && ! command -v heaptrack >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq heaptrack >/dev/null
 fi
-ulimit -n "$(ulimit -Hn)"
-[ "$(ulimit -n)" -gt $((n + 1000)) ] || { echo "connection-memory: $n connections need more open files than $(ulimit -n)" >&2; exit 1; }
+web_stack_open_files connection-memory "$n"
 
 web_stack_bench connection-memory
 work=$BENCH_WORK

@@ -37,10 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     if $made_policy; then rm -f /usr/sbin/policy-rc.d; fi
 fi
-# Ten thousand streams, each a descriptor in the client and one in the server: as many as this shell may.
-ulimit -n "$(ulimit -Hn)"
-largest=$(for n in $sizes; do echo "$n"; done | sort -n | tail -n 1)
-[ "$(ulimit -n)" -gt $((largest + 1000)) ] || { echo "fanout: $largest streams need more open files than the limit of $(ulimit -n)" >&2; exit 1; }
+web_stack_open_files fanout "$(for n in $sizes; do echo "$n"; done | sort -n | tail -n 1)"
 
 web_stack_bench fanout
 work=$BENCH_WORK

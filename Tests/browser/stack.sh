@@ -5,6 +5,7 @@
 #                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
 #   web_stack_stop [LOG_DIR]
 #   web_stack_bench NAME               for the benchmarks on this stack: sets BENCH_BIN and BENCH_WORK
+#   web_stack_open_files NAME COUNT    room for COUNT open connections, or the benchmark NAME stops
 #   web_stack_student EMAIL PASSWORD   signs a student up on STACK_GATEWAY, logs in, prints the session id
 
 STACK_PIDS=()
@@ -93,6 +94,14 @@ web_stack_stop() {
 # builds of both services in .build-bench/ (shared with bench/run.py; build logs in
 # bench/results/NAME-build-*.log), a scratch folder, and on exit the stack stopped, its logs kept in
 # bench/results/ and the folder removed. Run from the project's root. Sets BENCH_BIN and BENCH_WORK.
+# web_stack_open_files NAME COUNT: raises this shell's open-file limit as far as it may go, and stops the
+# benchmark NAME when COUNT connections (a descriptor each in the client and the server) and a thousand
+# to spare would not fit.
+web_stack_open_files() {
+    ulimit -n "$(ulimit -Hn)"
+    [ "$(ulimit -n)" -gt $(($2 + 1000)) ] || { echo "$1: $2 connections need more open files than the limit of $(ulimit -n)" >&2; exit 1; }
+}
+
 web_stack_bench() {
     local name=$1 results=$PWD/bench/results product
     mkdir -p "$results"
