@@ -214,8 +214,10 @@ let package = Package(
             dependencies: [
                 "AuthGateway",
                 "OnTheMapShared",
+                "PreparedHTTP",
                 "ServiceKit",
                 "TestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -28,7 +28,7 @@ func buildApplication(
         server: .http1(
             serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits,
             prepared: { request in
-                hotRead.answer(request).map(PreparedHandling.answer) ?? parts.writes.handling(request)
+                hotRead.answer(request).map(PreparedHandling.answer) ?? parts.writes.handling(request) ?? parts.events.handling(request)
             }),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         services: [
@@ -82,7 +82,7 @@ func buildRouter(
     }
     GeocodeController(gazetteer: try Gazetteer.bundled(), upstream: upstreamGeocoder, logger: logger)
         .addRoutes(to: router.group("v1/geocode").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false))))
-    EventsController(feed: parts.feed, locations: parts.locations)
+    parts.events
         .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
     let proxy = LocationsProxyController(locations: parts.locations, writes: parts.writes, latest: parts.latest)
     for (path, legacy) in LocationsProxyController.mounts {
@@ -93,7 +93,8 @@ func buildRouter(
 }
 
 /// The gateway's parts over one database client: identity and sessions, the clients of the services
-/// behind it, the latest-list cache and the live feed, and the write path that forwards pins.
+/// behind it, the latest-list cache and the live feed, and the two routes with a door before the router:
+/// the write path that forwards pins and the live stream.
 struct GatewayParts {
     let database: Database
     /// For the outside services (Udacity, a geocoder); locations-service has a client of its own.
@@ -108,6 +109,7 @@ struct GatewayParts {
     let latest: LatestListCache
     let feed: LiveFeed
     let writes: LocationWriteForwarder
+    let events: EventsController
 
     init(
         _ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry,
@@ -160,5 +162,6 @@ struct GatewayParts {
             locations: locations, cache: latest, logger: logger, heartbeatInterval: configuration.liveHeartbeat,
             streamsPerAddress: configuration.streamsPerClient, openStreams: openStreams)
         writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
+        events = EventsController(feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies)
     }
 }

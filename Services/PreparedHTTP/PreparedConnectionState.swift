@@ -20,6 +20,8 @@ struct PreparedConnectionState {
         case answer(PreparedResponse)
         /// Work the answer out from the body (nil when it went past the limit), write it, then call `answerWritten()`.
         case respond(PreparedDeferral, body: ByteBuffer?)
+        /// Open the stream; if it is refused, write the refusal and call `answerWritten()`.
+        case open(PreparedStreamOpening)
 
         static func == (lhs: Action, rhs: Action) -> Bool {
             switch (lhs, rhs) {
@@ -28,6 +30,7 @@ struct PreparedConnectionState {
             case (.take(let a), .take(let b)): a == b
             case (.answer(let a), .answer(let b)): a.head == b.head && a.body == b.body
             case (.respond(let a, let bodyA), .respond(let b, let bodyB)): a.bodyLimit == b.bodyLimit && bodyA == bodyB
+            case (.open(let a), .open(let b)): a.headers == b.headers
             default: false
             }
         }
@@ -50,8 +53,11 @@ struct PreparedConnectionState {
         case answering(PreparedResponse)
         /// Its body collected for `deferral` (nil once past the limit).
         case collecting(PreparedDeferral, body: ByteBuffer?)
-        /// Read; its answer is being written or worked out. What arrives meanwhile (a pipelined request)
-        /// is held back, and once some is, no more is read until the answer has been written.
+        /// A stream, opened once the request has ended (a body it may have is dropped).
+        case opening(PreparedStreamOpening)
+        /// Read; its answer is being written or worked out, or is a stream that lasts as long as the
+        /// connection. What arrives meanwhile (a pipelined request) is held back, and once some is, no
+        /// more is read until the answer has been written.
         case awaiting
     }
 
@@ -87,7 +93,7 @@ struct PreparedConnectionState {
             return .route(.head(head))
         case (.body, .routing), (.end, .routing):
             return .route(part)
-        case (.body, .answering):
+        case (.body, .answering), (.body, .opening):
             return .none
         case (.body(var chunk), .collecting(let deferral, var body)):
             // Let go of the state's copy first, so that the body grows in place.
@@ -105,6 +111,9 @@ struct PreparedConnectionState {
         case (.end, .collecting(let deferral, let body)):
             reading = .awaiting
             return .respond(deferral, body: body)
+        case (.end, .opening(let opening)):
+            reading = .awaiting
+            return .open(opening)
         }
     }
 
@@ -118,6 +127,7 @@ struct PreparedConnectionState {
         switch handling {
         case .answer(let answer): return (.answering(answer), Self.route(request))
         case .deferred(let deferral): return (.collecting(deferral, body: ByteBuffer()), Self.route(request))
+        case .stream(let opening): return (.opening(opening), Self.route(request))
         }
     }
 

@@ -35,6 +35,9 @@ public enum PreparedHandling: Sendable {
     case answer(PreparedResponse)
     /// Once its body has arrived, by a future that completes on the connection's event loop.
     case deferred(PreparedDeferral)
+    /// With a stream that goes on while the connection is open; nothing else is read from the connection
+    /// meanwhile.
+    case stream(PreparedStreamOpening)
 }
 
 /// The answer to a request with a body, worked out on the connection's event loop.

@@ -13,6 +13,15 @@ public struct PreparedResponse: Sendable {
     public private(set) var head: ByteBuffer
 
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?) {
+        self.init(status: status, headers: headers, body: body, chunked: false)
+    }
+
+    /// The head of a stream's answer (`PreparedStream`), whose body follows in chunks.
+    static func streamHead(headers: HTTPFields) -> PreparedResponse {
+        PreparedResponse(status: .ok, headers: headers, body: nil, chunked: true)
+    }
+
+    private init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, chunked: Bool) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -21,7 +30,11 @@ public struct PreparedResponse: Sendable {
         // service by its bare code would otherwise lack.
         head.writeString("HTTP/1.1 \(status.code) \(HTTPResponseStatus(statusCode: status.code).reasonPhrase)\r\n")
         for field in headers { Self.write(field, to: &head) }
-        head.writeString("Content-Length: \(body?.readableBytes ?? 0)\r\n")
+        if chunked {
+            head.writeStaticString("Transfer-Encoding: chunked\r\n")
+        } else {
+            head.writeString("Content-Length: \(body?.readableBytes ?? 0)\r\n")
+        }
         self.head = head
     }
 

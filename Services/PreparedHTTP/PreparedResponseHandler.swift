@@ -28,6 +28,8 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
     /// place when there is none, as in a test's bare channel).
     private var output: ChannelHandlerContext?
+    /// The stream this connection serves, once one is open: nothing else is answered on it after that.
+    private var stream: PreparedStream?
 
     public init(serverName: String, logger: Logger, prepared: @escaping PreparedAnswer, answered: @escaping Answered) {
         state = PreparedConnectionState(prepared: prepared)
@@ -72,7 +74,24 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
                 }
                 handler.value.write(answer, context: loopContext.value)
             }
+        case .open(let opening):
+            let stream = PreparedStream(channel: context.channel, output: output ?? context)
+            switch opening.open(stream) {
+            case .refused(let answer):
+                write(answer, context: context)
+            case .admitted(let started):
+                self.stream = stream
+                write(head: .streamHead(headers: opening.headers), context: context)
+                started()
+            }
         }
+    }
+
+    /// The head of a stream's answer, reported as answered when it is written: the stream's body never ends.
+    private func write(head: PreparedResponse, context: ChannelHandlerContext) {
+        (output ?? context).writeAndFlush(NIOAny(headers.render(head, allocator: context.channel.allocator)), promise: nil)
+        if let taken { answered(taken.route, head.status, taken.since) }
+        taken = nil
     }
 
     /// Writes an answer of this handler's, then goes on with what arrived meanwhile (or, when the server is
@@ -94,6 +113,11 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // A stream ends with the server, which would otherwise wait for it for as long as its client stays.
+        if event is ChannelShouldQuiesceEvent, let stream {
+            stream.finish()
+            return
+        }
         if event is ChannelShouldQuiesceEvent, !state.shutdownRequested() { return }
         context.fireUserInboundEventTriggered(event)
     }

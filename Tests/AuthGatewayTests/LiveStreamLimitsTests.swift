@@ -2,12 +2,14 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import NIOEmbedded
 import OnTheMapShared
 import ServiceKit
 import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import PreparedHTTP
 
 /// What one client address may hold of the live feed, and how soon a stream whose client left is let go.
 @Suite struct LiveStreamLimitsTests {
@@ -77,19 +79,53 @@ import Testing
         }
     }
 
-    @Test func aStreamThatFallsTooFarBehindGetsTheOldestItHoldsThenEnds() async {
-        let (stream, continuation) = LiveFeed.makeStream(limit: 3)
-        func change(_ position: Int64) -> LiveFeed.Message {
-            .change(LogPosition(transactionId: 1, position: position), frame: ByteBuffer(string: "id: 1-\(position)\n\n"))
-        }
-        for position in 1...5 { LiveFeed.offer(change(Int64(position)), to: continuation) }
+    static func change(_ position: Int64) -> LiveFeed.Message {
+        .change(LogPosition(transactionId: 1, position: position), frame: LiveFrame(ByteBuffer(string: "id: 1-\(position)\n\n")))
+    }
+
+    @Test func aRoutedStreamThatFallsTooFarBehindGetsTheOldestItHoldsThenEnds() async {
+        let queue = QueuedLiveStream(limit: 3)
+        for position in 1...5 { queue.deliver(Self.change(Int64(position))) }
         var received: [Int64] = []
-        for await message in stream {
+        for await message in queue.messages {
             guard case .change(let position, _) = message else { continue }
             received.append(position.position)
         }
         // The stream ended after the oldest three: the fourth and fifth, newer than anything the client
         // got, are in the stretch of the log it reads when it reconnects with the last id it has.
         #expect(received == [1, 2, 3])
+    }
+
+    /// The output end of a test connection: what a stream writes is read back from the channel.
+    final class Output: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = ByteBuffer
+    }
+
+    @Test func aStreamWhoseClientStopsReadingIsClosedOnceItsConnectionIsFull() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(Output())
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        let output = try channel.pipeline.syncOperations.context(handlerType: Output.self)
+        let live = ChannelLiveStream(PreparedStream(channel: channel, output: output), resumingAfter: nil)
+        func sent() throws -> String {
+            var text = ""
+            while let bytes = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: bytes) }
+            return text
+        }
+
+        live.deliver(Self.change(1))
+        live.deliver(.heartbeat)
+        live.deliver(Self.change(1))
+        #expect(try sent() == "9\r\nid: 1-1\n\n\r\n" + "d\r\n: heartbeat\n\n\r\n", "each change once, each as one chunk")
+
+        // The kernel holds all the client has not read, and the channel more than its high-water mark.
+        channel.isWritable = false
+        live.deliver(.heartbeat)
+        #expect(channel.isActive, "a heartbeat is skipped, not a reason to let go")
+        live.deliver(Self.change(2))
+        // Closed rather than holding more: the client reconnects with the last id it got (1-1), and the
+        // log gives it 1-2 and what follows.
+        #expect(!channel.isActive)
+        #expect(try sent() == "")
     }
 }

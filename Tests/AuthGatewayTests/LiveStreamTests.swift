@@ -123,4 +123,39 @@ import Testing
             #expect(next["data"]?.contains(live) == true, "no duplicates of the replayed events: \(next)")
         }
     }
+
+    /// Keep-alive HTTP/1.1, which every EventSource speaks, is streamed before the router; an HTTP/1.0
+    /// client through it. Both get the same events; only the metrics tell which door answered.
+    @Test func bothDoorsStreamTheSameChangesAndTheMetricsSayWhichAnswered() async throws {
+        try await withGateway { client, _ in
+            let port = try #require(client.port)
+            let student = try await client.signedUpAndLoggedIn("live-doors@example.com")
+            let before = try await answeredByDoor(client)
+            var streams: [(minor: Int, connection: RawConnection, head: String)] = []
+            for minor in [1, 0] {
+                let connection = try RawConnection(port: port)
+                try connection.send("GET /v1/StudentLocation/events HTTP/1.\(minor)\r\nHost: x\r\nX-Request-ID: live-\(minor)\r\n\r\n")
+                streams.append((minor, connection, try await blocking { try connection.receiveHead() }))
+            }
+            let after = try await answeredByDoor(client)
+            // The first read of /metrics is one more answer through the router.
+            #expect(after["prepared", default: 0] - before["prepared", default: 0] == 1, "\(before) → \(after)")
+            #expect(after["router", default: 0] - before["router", default: 0] == 2, "\(before) → \(after)")
+            for (minor, _, head) in streams {
+                let lines = head.lowercased().split(separator: "\r\n")
+                #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(head)")
+                #expect(lines.contains("content-type: text/event-stream") && lines.contains("cache-control: no-cache"), "\(head)")
+                #expect(lines.contains("x-request-id: live-\(minor)") && lines.contains("x-content-type-options: nosniff"), "\(head)")
+                #expect(!lines.contains { $0.hasPrefix("content-length") }, "\(head)")
+            }
+
+            let id = try await client.postPin(as: student, mapString: "Two Doors")
+            for (minor, connection, _) in streams {
+                let received = try await blocking { try connection.receive(until: "\"objectId\":\"\(id)\"") }
+                #expect(received.contains(": connected\n\n"), "HTTP/1.\(minor): \(received)")
+                #expect(received.contains("event: LocationPosted\ndata: {"), "HTTP/1.\(minor): \(received)")
+                #expect(received.contains("\"mapString\":\"Two Doors\""), "HTTP/1.\(minor): \(received)")
+            }
+        }
+    }
 }

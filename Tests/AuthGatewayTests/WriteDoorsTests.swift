@@ -9,27 +9,16 @@ import Testing
 /// Most writes are answered before the router (keep-alive HTTP/1.1); the rest (HTTP/1.0, a connection
 /// that closes after the answer, `Expect: 100-continue`) go through it. A client cannot tell which.
 @Suite struct WriteDoorsTests {
-    /// Answers given so far by each door, as the gateway's /metrics counts them (`door` label).
-    static func answeredByDoor(_ client: any TestClientProtocol) async throws -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for (sample, value) in metricSamples(try await client.send(.get, "/metrics").body)
-        where sample.hasPrefix("onthemap_http_requests_total{") {
-            guard let label = sample.firstRange(of: #"door=""#) else { continue }
-            counts[String(sample[label.upperBound...].prefix { $0 != "\"" }), default: 0] += Int(value)
-        }
-        return counts
-    }
-
     @Test func aPostAndItsEditAnswerAlikeThroughEitherDoor() async throws {
         try await withGateway { client, _ in
             let port = try #require(client.port)
             let student = try await client.signedUpAndLoggedIn("doors@example.com")
             for framing in Framing.allCases {
                 let bearer = "Authorization: Bearer \(student.token)"
-                let before = try await Self.answeredByDoor(client)
+                let before = try await answeredByDoor(client)
                 let posted = try await rawExchange(
                     framing, "POST", "/v1/StudentLocation", body: TestPin.json, headers: [bearer, "X-Request-ID: door-\(framing)"], port: port)
-                let after = try await Self.answeredByDoor(client)
+                let after = try await answeredByDoor(client)
                 // The first read of /metrics is one more answer through the router.
                 let (prepared, routed) = framing == .keepAlive ? (1, 1) : (0, 2)
                 #expect(after["prepared", default: 0] - before["prepared", default: 0] == prepared, "\(framing): \(before) → \(after)")

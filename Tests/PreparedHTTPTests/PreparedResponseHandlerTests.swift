@@ -36,7 +36,8 @@ import Testing
     }
 
     /// A connection whose handler answers GET /list from `list`, defers POST /echo (bodies up to 8 bytes)
-    /// to `echoes`, and leaves everything else to the router, behind NIO's HTTP encoder as on a real connection.
+    /// to `echoes`, streams GET /stream (starting with "hello"; refused with 429 when the request has
+    /// `X-Refuse`), and leaves everything else to the router, behind NIO's HTTP encoder as on a real connection.
     func connection(reports: Reports = Reports(), echoes: Echoes = Echoes()) throws -> EmbeddedChannel {
         let handler = PreparedResponseHandler(
             serverName: "test-server", logger: Logger(label: "test"),
@@ -52,6 +53,16 @@ import Testing
                             echoes.bodies.append(String(buffer: body))
                             echoes.promises.append(promise)
                             return promise.futureResult
+                        })
+                }
+                if request.method == .GET, request.path == "/stream" {
+                    let refuse = request.header(HTTPField.Name("X-Refuse")!) != nil
+                    return .stream(
+                        PreparedStreamOpening(headers: [.contentType: "text/event-stream"]) { stream in
+                            if refuse {
+                                return .refused(PreparedResponse(status: .tooManyRequests, headers: [:], body: ByteBuffer(string: "no")))
+                            }
+                            return .admitted { stream.write(PreparedStream.Chunk(ByteBuffer(string: "hello"))) }
                         })
                 }
                 guard request.method == .GET, request.path == "/list" else { return nil }
@@ -270,5 +281,42 @@ import Testing
 
     @Test func theDateHeaderIsAnIMFFixdate() {
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
+    @Test func aStreamGetsAChunkedHeadThenItsChunksAndNothingElseIsAnsweredOnItsConnection() throws {
+        let reports = Reports()
+        let channel = try connection(reports: reports)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try request(channel, .GET, "/stream")
+        let text = try written(channel)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"), "\(text)")
+        #expect(!text.contains("Content-Length"), "\(text)")
+        #expect(text.contains("\r\nServer: test-server\r\n"), "\(text)")
+        #expect(text.hasSuffix("\r\n\r\n5\r\nhello\r\n"), "the head, then the first chunk: \(text)")
+        #expect(reports.all == ["GET /stream 200"])
+        // A request sent behind it is never answered: the stream does not end while the connection is open.
+        try request(channel, .GET, "/list")
+        #expect(try written(channel) == "")
+        #expect(try routed(channel) == [])
+    }
+
+    @Test func aRefusedStreamIsAnOrdinaryAnswerAndTheConnectionGoesOn() throws {
+        let channel = try connection()
+        try request(channel, .GET, "/stream", ["X-Refuse": "yes"])
+        let refused = try written(channel)
+        #expect(refused.hasPrefix("HTTP/1.1 429 Too Many Requests\r\n") && refused.hasSuffix("\r\n\r\nno"), "\(refused)")
+        try request(channel, .GET, "/list")
+        #expect(try written(channel).hasSuffix(#"{"results":[]}"#))
+    }
+
+    @Test func aShutdownEndsAnOpenStreamWithItsLastChunkThenClosesTheConnection() throws {
+        let channel = try connection()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try request(channel, .GET, "/stream")
+        _ = try written(channel)
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        channel.embeddedEventLoop.run()
+        #expect(try written(channel) == "0\r\n\r\n")
+        #expect(!channel.isActive)
     }
 }

@@ -59,6 +59,19 @@ public final class RawConnection: @unchecked Sendable {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Reads until what arrived holds `marker` (within the 10 s receive timeout), or the peer closes; all
+    /// that arrived.
+    public func receive(until marker: String) throws -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !String(decoding: received, as: UTF8.self).contains(marker) {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received += buffer[0..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
     /// Waits up to `limit` for the peer to close the connection (reading and dropping anything it sends
     /// first); how long that took, or nil when it stayed open.
     public func closedByPeer(within limit: Duration) -> Duration? {

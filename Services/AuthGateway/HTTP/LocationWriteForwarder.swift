@@ -67,21 +67,21 @@ struct LocationWriteForwarder: Sendable {
 
     func forward(_ write: Write, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {
         guard !OriginCheck.isCrossSite(write.headers) else {
-            return eventLoop.makeSucceededFuture(refusal(.crossOrigin, requestID: write.requestID))
+            return eventLoop.makeSucceededFuture(ParseWire.refusal(.crossOrigin, requestID: write.requestID))
         }
         guard let token = SessionCookies.token(in: write.headers) else {
-            return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID))
+            return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
         }
         return account(for: token, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
-            guard let account else { return eventLoop.makeSucceededFuture(refusal(.notLoggedIn, requestID: write.requestID)) }
+            guard let account else { return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
             let path: String
             do throws(GatewayError) {
                 path = try LocationsClient.locationPath(write.objectId)
             } catch {
-                return eventLoop.makeSucceededFuture(refusal(error, requestID: write.requestID))
+                return eventLoop.makeSucceededFuture(ParseWire.refusal(error, requestID: write.requestID))
             }
             guard let body = write.body else {
-                return eventLoop.makeSucceededFuture(refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
+                return eventLoop.makeSucceededFuture(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
             }
             return locations.forward(
                 method: write.method, path: path, query: nil, headers: write.headers, body: body,
@@ -94,7 +94,7 @@ struct LocationWriteForwarder: Sendable {
                 return Self.relay(answer, status: status, requestID: write.requestID)
             }
         }.recover { error in
-            refusal(GatewayError.meaning(of: error, logger: locations.logger, requestID: write.requestID), requestID: write.requestID)
+            ParseWire.refusal(GatewayError.meaning(of: error, logger: locations.logger, requestID: write.requestID), requestID: write.requestID)
         }
     }
 
@@ -122,12 +122,5 @@ struct LocationWriteForwarder: Sendable {
         }
         fields[.requestID] = requestID
         return PreparedResponse(status: status, headers: fields, body: answer.body)
-    }
-
-    private func refusal(_ error: GatewayError, requestID: String) -> PreparedResponse {
-        OperatorMetrics.refused(caseName(error))
-        var answer = ParseWire.answer(for: error)
-        answer.append(HTTPField(name: .requestID, value: requestID))
-        return answer
     }
 }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import OnTheMapShared
@@ -46,6 +47,14 @@ enum ParseWire {
         var headers = error.extraHeaders
         headers[.contentType] = "application/json"
         return PreparedResponse(status: error.status, headers: headers, body: ParseError(error.parseCode, error.message).json)
+    }
+
+    /// A refusal of a request answered before the router, counted among the refusals as the router's are.
+    static func refusal(_ error: GatewayError, requestID: String) -> PreparedResponse {
+        OperatorMetrics.refused(caseName(error))
+        var answer = answer(for: error)
+        answer.append(HTTPField(name: .requestID, value: requestID))
+        return answer
     }
 }
 

@@ -8,11 +8,12 @@ import Synchronization
 
 /// Follows locations-service's change feed (one long poll per gateway replica, however many clients
 /// listen) and fans each change out to the connected live streams, with a heartbeat to keep idle
-/// connections open through proxies.
+/// connections open through proxies. Each change is framed once, and reaches the streams of an event loop
+/// with one hop to that loop.
 final class LiveFeed: Service, Sendable {
     enum Message: Sendable {
         /// One change: its place in the log, and its frame, made once for every stream that writes it.
-        case change(LogPosition, frame: ByteBuffer)
+        case change(LogPosition, frame: LiveFrame)
         case heartbeat
     }
 
@@ -27,7 +28,10 @@ final class LiveFeed: Service, Sendable {
     private let openStreams: Gauge?
 
     private struct Subscribers {
-        var streams: [UInt64: (continuation: AsyncStream<Message>.Continuation, address: String?)] = [:]
+        /// The streams, by the event loop they are served on (one group per loop, kept once made).
+        var loops: [ObjectIdentifier: LoopStreams] = [:]
+        /// Every open stream, with its client's address.
+        var members: [UInt64: String?] = [:]
         var perAddress: [String: Int] = [:]
     }
 
@@ -43,64 +47,60 @@ final class LiveFeed: Service, Sendable {
         self.openStreams = openStreams
     }
 
-    /// A stream of what happens from now on, for a client at `address`; it ends when the gateway shuts
-    /// down. Nil when that address already has `streamsPerAddress` streams open.
-    func subscribe(address: String?) -> (id: UInt64, messages: AsyncStream<Message>)? {
+    /// Hands `stream`, from a client at `address` and served on `loop`, what happens from now on, until
+    /// `unsubscribe` (or `end` when the gateway shuts down). Nil when that address already has
+    /// `streamsPerAddress` streams open.
+    func subscribe(_ stream: any LiveStream, address: String?, on loop: any EventLoop) -> UInt64? {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let (stream, continuation) = Self.makeStream()
-        let count: Int? = subscribers.withLock { subscribers in
+        let joined: (LoopStreams, Int)? = subscribers.withLock { subscribers in
             if let address {
                 let open = subscribers.perAddress[address, default: 0]
                 guard open < streamsPerAddress else { return nil }
                 subscribers.perAddress[address] = open + 1
             }
-            subscribers.streams[id] = (continuation, address)
-            return subscribers.streams.count
+            subscribers.members[id] = address
+            let key = ObjectIdentifier(loop)
+            let group = subscribers.loops[key] ?? LoopStreams(loop: loop)
+            subscribers.loops[key] = group
+            return (group, subscribers.members.count)
         }
-        guard let count else { return nil }
+        guard let (group, count) = joined else { return nil }
         openStreams?.set(Double(count))
-        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
-        return (id, stream)
+        group.onLoop { $0.add(id, stream) }
+        return id
     }
 
-    /// Ends one subscriber's stream.
-    func end(_ id: UInt64) {
-        subscribers.withLock { $0.streams[id] }?.continuation.finish()
-    }
-
-    func unsubscribe(_ id: UInt64) {
-        let count = subscribers.withLock { subscribers in
-            if let (_, address) = subscribers.streams.removeValue(forKey: id), let address {
+    /// Lets a stream go; once is enough, more is harmless.
+    func unsubscribe(_ id: UInt64, on loop: any EventLoop) {
+        let left: (LoopStreams?, Int)? = subscribers.withLock { subscribers in
+            guard let address = subscribers.members.removeValue(forKey: id) else { return nil }
+            if let address {
                 let open = subscribers.perAddress[address, default: 1] - 1
                 subscribers.perAddress[address] = open > 0 ? open : nil
             }
-            return subscribers.streams.count
+            return (subscribers.loops[ObjectIdentifier(loop)], subscribers.members.count)
         }
+        guard let (group, count) = left else { return }
         openStreams?.set(Double(count))
+        group?.onLoop { $0.remove(id) }
     }
 
-    var subscriberCount: Int { subscribers.withLock { $0.streams.count } }
+    var subscriberCount: Int { subscribers.withLock { $0.members.count } }
 
+    /// One hop to each event loop, which hands the message to the streams it serves.
     private func broadcast(_ message: Message) {
-        for continuation in subscribers.withLock({ $0.streams.values.map(\.continuation) }) { Self.offer(message, to: continuation) }
+        for group in subscribers.withLock({ Array($0.loops.values) }) {
+            group.loop.execute { group.deliver(message) }
+        }
     }
 
-    /// Changes a stream may have waiting for its client. One that falls further behind (a client that
-    /// reads too slowly, or a crowd the gateway cannot serve as fast as pins come) is ended after the
-    /// changes it holds: its client reconnects with the last id it got and reads the rest from the log.
-    /// Without a bound, 5,000 streams that fell behind took the gateway from 73 to 240 MB in a minute.
+    /// Changes a stream may hold for its client: queued for the router's response body, or held back while
+    /// the stream reads what its client missed. One that falls further behind (a client that reads too
+    /// slowly, or a crowd the gateway cannot serve as fast as pins come) is ended: its client reconnects
+    /// with the last id it got and reads the rest from the log. (A stream served before the router holds
+    /// nothing itself: its connection's high-water mark bounds it.) Without a bound, 5,000 streams that
+    /// fell behind took the gateway from 73 to 240 MB in a minute.
     static let backlogLimit = 256
-
-    static func makeStream(limit: Int = backlogLimit) -> (AsyncStream<Message>, AsyncStream<Message>.Continuation) {
-        // The oldest are kept: what is dropped is newer than all the client will get, so it is in the
-        // stretch of the log the client reads on reconnecting.
-        AsyncStream.makeStream(of: Message.self, bufferingPolicy: .bufferingOldest(limit))
-    }
-
-    /// Hands `message` to one stream, and ends the stream when it has no room left for it.
-    static func offer(_ message: Message, to continuation: AsyncStream<Message>.Continuation) {
-        if case .dropped = continuation.yield(message) { continuation.finish() }
-    }
 
     func run() async throws {
         await withDiscardingTaskGroup { group in
@@ -112,7 +112,9 @@ final class LiveFeed: Service, Sendable {
             }
         }
         // Live streams end with the gateway, so shutdown is not held up by open connections.
-        for continuation in subscribers.withLock({ $0.streams.values.map(\.continuation) }) { continuation.finish() }
+        for group in subscribers.withLock({ Array($0.loops.values) }) {
+            group.loop.execute { group.endAll() }
+        }
     }
 
     static let coalescing = Duration.milliseconds(50)
@@ -139,7 +141,7 @@ final class LiveFeed: Service, Sendable {
                 if !listening, subscriberCount > 0 { continue }
                 for event in page.events {
                     guard let position = LogPosition(event.id) else { continue }
-                    broadcast(.change(position, frame: SSEFrame.event(event)))
+                    broadcast(.change(position, frame: LiveFrame(SSEFrame.event(event))))
                 }
                 cursor = page.cursor
                 pause = .milliseconds(200)

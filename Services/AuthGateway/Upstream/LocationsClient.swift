@@ -34,15 +34,25 @@ struct LocationsClient: Sendable {
     /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
     /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
     func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
-        let answer = try await send(
+        try await changes(after: cursor, wait: wait, events: events, requestID: requestID, on: nil).get()
+    }
+
+    /// `changes` on a given event loop (a live stream's, reading what its client missed).
+    func changes(
+        after cursor: String, wait: Int, events: Bool = true, requestID: String, on eventLoop: (any EventLoop)?
+    ) -> EventLoopFuture<LocationChangePage> {
+        forward(
             method: .GET, path: Self.listPath + "/changes",
             query: "after=\(cursor)&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
-            requestID: requestID, timeout: timeout + .seconds(Int64(wait)))
-        guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)) else {
-            logger.warning("unexpected change feed answer", metadata: ["status": "\(answer.status)"])
-            throw GatewayError.locationsUnavailable
+            requestID: requestID, timeout: timeout + .seconds(Int64(wait)), on: eventLoop
+        ).flatMapThrowing { [logger] answer in
+            guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView))
+            else {
+                logger.warning("unexpected change feed answer", metadata: ["status": "\(answer.status)"])
+                throw GatewayError.locationsUnavailable
+            }
+            return page
         }
-        return page
     }
 
     func send(

@@ -134,3 +134,14 @@ extension TestClientProtocol {
 func waitForGauge(_ name: String, _ value: Double, _ client: any TestClientProtocol, within limit: Duration) async throws -> Duration? {
     try await waitFor(within: limit) { gauge(name, in: try await client.send(.get, "/metrics").body) == value }
 }
+
+/// Answers given so far by each door, as the gateway's /metrics counts them (`door` label).
+func answeredByDoor(_ client: any TestClientProtocol) async throws -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for (sample, value) in metricSamples(try await client.send(.get, "/metrics").body)
+    where sample.hasPrefix("onthemap_http_requests_total{") {
+        guard let label = sample.firstRange(of: #"door=""#) else { continue }
+        counts[String(sample[label.upperBound...].prefix { $0 != "\"" }), default: 0] += Int(value)
+    }
+    return counts
+}

@@ -1,0 +1,141 @@
+import NIOCore
+import OnTheMapShared
+import PreparedHTTP
+
+/// One open live stream, as the feed hands it what happens. Both are called on the event loop the
+/// stream was subscribed on.
+protocol LiveStream: AnyObject, Sendable {
+    func deliver(_ message: LiveFeed.Message)
+    /// The gateway is shutting down.
+    func end()
+}
+
+/// The streams subscribed on one event loop, touched only on that loop: a change reaches all of them with
+/// one hop to it, rather than one wake-up of a task per stream.
+final class LoopStreams: @unchecked Sendable {
+    let loop: any EventLoop
+    private var streams: [UInt64: any LiveStream] = [:]
+
+    init(loop: any EventLoop) { self.loop = loop }
+
+    /// Runs `body` on the loop: at once when already there.
+    func onLoop(_ body: @escaping @Sendable (LoopStreams) -> Void) {
+        if loop.inEventLoop { body(self) } else { loop.execute { body(self) } }
+    }
+
+    func add(_ id: UInt64, _ stream: any LiveStream) {
+        loop.assertInEventLoop()
+        streams[id] = stream
+    }
+
+    func remove(_ id: UInt64) {
+        loop.assertInEventLoop()
+        streams[id] = nil
+    }
+
+    func deliver(_ message: LiveFeed.Message) {
+        loop.assertInEventLoop()
+        // A stream may leave while this goes (a client too slow is let go): the loop runs over a copy then.
+        for stream in streams.values { stream.deliver(message) }
+    }
+
+    func endAll() {
+        loop.assertInEventLoop()
+        for stream in streams.values { stream.end() }
+    }
+}
+
+/// A live stream served before the router (`EventsController.handling`): each change is one write, to its
+/// connection, of a chunk made once for every stream; no task of its own waits for it.
+final class ChannelLiveStream: LiveStream, @unchecked Sendable {
+    private let stream: PreparedStream
+    /// The newest change sent: what the log gives while catching up and the feed gives again is sent once.
+    private var last: LogPosition?
+    /// What the feed hands over while the stream still reads what its client missed; nil once live.
+    private var held: [LiveFeed.Message]?
+
+    init(_ stream: PreparedStream, resumingAfter position: LogPosition?) {
+        self.stream = stream
+        last = position
+        held = position == nil ? nil : []
+    }
+
+    /// Once the head is out: the opening frame, what the client missed (when it said what it had), then live.
+    func start(locations: LocationsClient, requestID: String) {
+        stream.write(LiveFrame.opening.chunk)
+        if let last { catchUp(after: last.description, locations: locations, requestID: requestID) }
+    }
+
+    func deliver(_ message: LiveFeed.Message) {
+        guard held == nil else {
+            held!.append(message)
+            if held!.count > LiveFeed.backlogLimit { stream.abort() }
+            return
+        }
+        send(message)
+    }
+
+    func end() { stream.finish() }
+
+    private func send(_ message: LiveFeed.Message) {
+        switch message {
+        case .heartbeat:
+            if stream.isWritable { stream.write(LiveFrame.heartbeat.chunk) }
+        case .change(let position, let frame):
+            if let last, position <= last { return }
+            // A client that reads slower than pins come would hold more and more of the gateway's memory.
+            // Its connection is closed instead: it reconnects with the last id it got and reads the rest
+            // from the log.
+            guard stream.isWritable else { return stream.abort() }
+            last = position
+            stream.write(frame.chunk)
+        }
+    }
+
+    /// Writes the log after `cursor` page by page, each once the one before has been sent, then what the
+    /// feed handed over meanwhile. A log that cannot be read ends the stream: the client tries again.
+    private func catchUp(after cursor: String, locations: LocationsClient, requestID: String) {
+        guard stream.isOpen else { return }
+        locations.changes(after: cursor, wait: 0, requestID: requestID, on: stream.eventLoop).whenComplete { result in
+            guard case .success(let page) = result else { return self.stream.abort() }
+            guard !page.events.isEmpty else { return self.goLive() }
+            let sent = self.stream.eventLoop.makePromise(of: Void.self)
+            for (index, event) in page.events.enumerated() {
+                if let position = LogPosition(event.id) { self.last = position }
+                self.stream.write(PreparedStream.Chunk(SSEFrame.event(event)), promise: index == page.events.count - 1 ? sent : nil)
+            }
+            sent.futureResult.whenSuccess { self.catchUp(after: page.cursor, locations: locations, requestID: requestID) }
+        }
+    }
+
+    private func goLive() {
+        let waiting = held ?? []
+        held = nil
+        for message in waiting { send(message) }
+    }
+}
+
+/// A live stream the router serves (an HTTP/1.0 client's, say): what the feed hands it waits in an
+/// `AsyncStream` for the response body's writer, up to `LiveFeed.backlogLimit` changes.
+final class QueuedLiveStream: LiveStream {
+    let messages: AsyncStream<LiveFeed.Message>
+    private let continuation: AsyncStream<LiveFeed.Message>.Continuation
+
+    init(limit: Int = LiveFeed.backlogLimit) {
+        // The oldest are kept: what is dropped is newer than all the client will get, so it is in the
+        // stretch of the log the client reads on reconnecting.
+        (messages, continuation) = AsyncStream.makeStream(of: LiveFeed.Message.self, bufferingPolicy: .bufferingOldest(limit))
+    }
+
+    /// Hands `message` on, and ends the stream when it has no room left for it.
+    func deliver(_ message: LiveFeed.Message) {
+        if case .dropped = continuation.yield(message) { continuation.finish() }
+    }
+
+    func end() { continuation.finish() }
+
+    /// Runs `body` once the stream has ended, whichever way.
+    func whenEnded(_ body: @escaping @Sendable () -> Void) {
+        continuation.onTermination = { _ in body() }
+    }
+}
