@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,7 +8,10 @@ import FoundationNetworking
 /// A real service binary, started as a child process for tests that need whole processes: replicas on
 /// one database, signals, a database that goes away, the gateway in front of the service.
 public final class ServiceProcess: @unchecked Sendable {
-    public let port: Int
+    /// The port asked for, if one was.
+    private let requestedPort: Int?
+    /// The port the process listens on, once `waitUntilReady` has found it.
+    private let boundPort = Mutex<Int?>(nil)
     public let process = Process()
     private let log: URL
 
@@ -20,12 +24,15 @@ public final class ServiceProcess: @unchecked Sendable {
         return folder.appendingPathComponent(name)
     }
 
-    public init(_ name: String, environment: [String: String], port: Int = freePort()) throws {
-        self.port = port
-        log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(port)-\(UUID().uuidString).log")
+    /// Without a `port`, the process listens on one the kernel gives it (port 0), found once it is ready.
+    /// A port picked beforehand could be taken in between by a server of the test process, which binds
+    /// port 0 too; a `port` is for starting a process again where an earlier one listened.
+    public init(_ name: String, environment: [String: String], port: Int? = nil) throws {
+        requestedPort = port
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = Self.binary(name)
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port)]
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port ?? 0)]
         process.environment = environment.merging(["INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "info"]) { mine, _ in mine }
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
@@ -33,8 +40,17 @@ public final class ServiceProcess: @unchecked Sendable {
         try process.run()
     }
 
+    /// Where the process listens: known from the start when it was asked for, else once `waitUntilReady`
+    /// has returned.
+    public var port: Int {
+        guard let port = requestedPort ?? boundPort.withLock({ $0 }) else {
+            fatalError("the port of a service started on port 0 is known once waitUntilReady has returned")
+        }
+        return port
+    }
+
     /// locations-service on `databaseURL`.
-    public convenience init(locationsOn databaseURL: String, port: Int = freePort()) throws {
+    public convenience init(locationsOn databaseURL: String, port: Int? = nil) throws {
         try self.init("locations-service", environment: ["DATABASE_URL": databaseURL], port: port)
     }
 
@@ -56,13 +72,16 @@ public final class ServiceProcess: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: printed, as: UTF8.self))
     }
 
-    /// Waits until `/readyz` answers 200, from this process: had it failed to bind its port, whatever else
-    /// listens there would answer instead.
+    /// Waits until `/readyz` answers 200, from this process: had it failed to bind the port it was given,
+    /// whatever else listens there would answer instead.
     public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let (status, _) = try? await get("/readyz", token: false), status == 200 {
-                guard listensOnItsPort() else { throw HarnessError("another process answers on port \(port); this one:\n\(output)") }
+            if requestedPort == nil, boundPort.withLock({ $0 }) == nil, let listening = listeningPorts().first {
+                boundPort.withLock { $0 = listening }
+            }
+            if requestedPort != nil || boundPort.withLock({ $0 }) != nil, let (status, _) = try? await get("/readyz", token: false), status == 200 {
+                guard listeningPorts().contains(port) else { throw HarnessError("another process answers on port \(port); this one:\n\(output)") }
                 return
             }
             guard process.isRunning else { throw HarnessError("service exited early:\n\(output)") }
@@ -71,26 +90,26 @@ public final class ServiceProcess: @unchecked Sendable {
         throw HarnessError("service not ready after \(timeout):\n\(output)")
     }
 
-    /// Whether the socket listening on `port` is one of this process's (Linux; elsewhere assumed).
-    private func listensOnItsPort() -> Bool {
+    /// The loopback ports this process listens on (Linux; elsewhere, the one it was asked for).
+    private func listeningPorts() -> Set<Int> {
         #if os(Linux)
         // Read to its end: the kernel writes the table a page at a time, and a test run holds thousands of
         // sockets, so a read of the size the file claims (none) or of one page would miss most of them.
-        guard let bytes = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp")).readToEnd() else { return true }
+        guard let bytes = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp")).readToEnd() else { return [] }
         let table = String(decoding: bytes, as: UTF8.self)
-        // Each row: slot, local address:port (hex), remote address, state (0A listening), queues, timers,
-        // retransmits, uid, timeout, inode.
-        let localPort = ":" + String(format: "%04X", port)
-        let inodes = table.split(separator: "\n").dropFirst().compactMap { row -> Substring? in
-            let fields = row.split(separator: " ")
-            return fields.count > 9 && fields[1].hasSuffix(localPort) && fields[3] == "0A" ? fields[9] : nil
-        }
         let folder = "/proc/\(process.processIdentifier)/fd"
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let sockets = Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") })
-        return inodes.contains { sockets.contains("socket:[\($0)]") }
+        // Each row: slot, local address:port (hex), remote address, state (0A listening), queues, timers,
+        // retransmits, uid, timeout, inode.
+        return Set(
+            table.split(separator: "\n").dropFirst().compactMap { row -> Int? in
+                let fields = row.split(separator: " ")
+                guard fields.count > 9, fields[3] == "0A", sockets.contains("socket:[\(fields[9])]") else { return nil }
+                return fields[1].split(separator: ":").last.flatMap { Int($0, radix: 16) }
+            })
         #else
-        return true
+        return requestedPort.map { [$0] } ?? []
         #endif
     }
 

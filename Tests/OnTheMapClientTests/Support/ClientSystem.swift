@@ -26,7 +26,7 @@ final class ClientSystem: @unchecked Sendable {
         return ClientSystem(database: database, locations: locations, gateway: gateway)
     }
 
-    static func startGateway(database: TestDatabase, locationsPort: Int, port: Int = freePort()) throws -> ServiceProcess {
+    static func startGateway(database: TestDatabase, locationsPort: Int, port: Int? = nil) throws -> ServiceProcess {
         try ServiceProcess(
             "auth-gateway",
             environment: [
