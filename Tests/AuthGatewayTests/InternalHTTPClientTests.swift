@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TestSupport
 import Testing
 
 @testable import AuthGateway
@@ -128,11 +129,7 @@ import Testing
         #expect(ContinuousClock.now - started < .milliseconds(500))
         // The three share the one connection while they wait. (Counted before their time is up: once the
         // first times out, a waiter with a few microseconds left may rightly take the freed place.)
-        while server.connections == 0, ContinuousClock.now - started < .milliseconds(500) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(server.connections == 1)
+        #expect(try await client.openConnections(on: loop).get() == 1)
         for request in held {
             await #expect(throws: InternalHTTPClient.Failure.timedOut) { try await request.get() }
         }
@@ -146,7 +143,9 @@ import Testing
         for _ in 0..<3 {
             let answer = try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2), on: loop).get()
             #expect(String(buffer: answer.body) == "{}")
-            try await Task.sleep(for: .milliseconds(50))
+            // The next request is sent once the pool has seen the service close this connection.
+            let closed = try await waitFor(within: .seconds(2)) { try await client.openConnections(on: loop).get() == 0 }
+            #expect(closed != nil)
         }
         #expect(server.connections == 3)
     }

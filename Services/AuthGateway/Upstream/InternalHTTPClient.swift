@@ -102,6 +102,12 @@ final class InternalHTTPClient: Sendable {
         return exchange.promise.futureResult
     }
 
+    /// Connections open (or being opened) in `loop`'s pool: one the service closed counts until the pool
+    /// has seen it close.
+    func openConnections(on loop: any EventLoop) -> EventLoopFuture<Int> {
+        loop.submit { self.pool(for: loop).open }
+    }
+
     /// Closes the idle connections; later requests open new ones.
     func closeIdleConnections() {
         for pool in pools.withLock({ Array($0.values) }) {
