@@ -111,10 +111,11 @@ final class LiveFeed: Service, Sendable {
                 }
             }
         }
-        // Live streams end with the gateway, so shutdown is not held up by open connections.
-        for group in subscribers.withLock({ Array($0.loops.values) }) {
-            group.loop.execute { group.endAll() }
-        }
+        // Live streams end with the gateway, so shutdown is not held up by open connections. The server's
+        // run does not wait for the streams served before the router, which hold their connections without
+        // a task: the feed waits for those to close (each within `PreparedStream.finishingLimit`).
+        let ended = subscribers.withLock { Array($0.loops.values) }.map { group in group.loop.flatSubmit { group.endAll() } }
+        for closed in ended { try? await closed.get() }
     }
 
     static let coalescing = Duration.milliseconds(50)

@@ -6,8 +6,9 @@ import PreparedHTTP
 /// stream was subscribed on.
 protocol LiveStream: AnyObject, Sendable {
     func deliver(_ message: LiveFeed.Message)
-    /// The gateway is shutting down.
-    func end()
+    /// The gateway is shutting down. Returns what completes once the stream's connection has closed, or
+    /// nil when the router's task holds that connection (the server waits for those itself).
+    func end() -> EventLoopFuture<Void>?
 }
 
 /// The streams subscribed on one event loop, touched only on that loop: a change reaches all of them with
@@ -39,9 +40,10 @@ final class LoopStreams: @unchecked Sendable {
         for stream in streams.values { stream.deliver(message) }
     }
 
-    func endAll() {
+    /// Ends every stream; completes once their connections have closed.
+    func endAll() -> EventLoopFuture<Void> {
         loop.assertInEventLoop()
-        for stream in streams.values { stream.end() }
+        return EventLoopFuture.andAllComplete(streams.values.compactMap { $0.end() }, on: loop)
     }
 }
 
@@ -75,7 +77,10 @@ final class ChannelLiveStream: LiveStream, @unchecked Sendable {
         send(message)
     }
 
-    func end() { stream.finish() }
+    func end() -> EventLoopFuture<Void>? {
+        stream.finish()
+        return stream.closeFuture
+    }
 
     private func send(_ message: LiveFeed.Message) {
         switch message {
@@ -132,7 +137,10 @@ final class QueuedLiveStream: LiveStream {
         if case .dropped = continuation.yield(message) { continuation.finish() }
     }
 
-    func end() { continuation.finish() }
+    @discardableResult func end() -> EventLoopFuture<Void>? {
+        continuation.finish()
+        return nil
+    }
 
     /// Runs `body` once the stream has ended, whichever way.
     func whenEnded(_ body: @escaping @Sendable () -> Void) {

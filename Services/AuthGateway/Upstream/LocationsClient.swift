@@ -33,8 +33,17 @@ struct LocationsClient: Sendable {
 
     /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
     /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
+    /// Gives up at once when its task is cancelled: the live feed's long poll would otherwise hold the
+    /// gateway's shutdown for up to `wait` seconds (5 s when it was measured).
     func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
-        try await changes(after: cursor, wait: wait, events: events, requestID: requestID, on: nil).get()
+        let page = changes(after: cursor, wait: wait, events: events, requestID: requestID, on: nil)
+        let answer = page.eventLoop.makePromise(of: LocationChangePage.self)
+        page.cascade(to: answer)
+        return try await withTaskCancellationHandler {
+            try await answer.futureResult.get()
+        } onCancel: {
+            answer.fail(CancellationError())
+        }
     }
 
     /// `changes` on a given event loop (a live stream's, reading what its client missed).
