@@ -3,6 +3,14 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
+/// Who holds a connection once its first turn has come. A stream the handler opened keeps its connection
+/// with no task of its own; everything else is read by the task Hummingbird's server runs for the connection
+/// until it closes (`HTTP1ChannelWithPreparedAnswers.handle`).
+public enum PreparedConnectionHolder: Sendable {
+    case stream
+    case router
+}
+
 /// Answers the requests its `prepared` closure takes, and passes every other one on to the router; it
 /// performs what `PreparedConnectionState` decides.
 ///
@@ -30,6 +38,10 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     private var output: ChannelHandlerContext?
     /// The stream this connection serves, once one is open: nothing else is answered on it after that.
     private var stream: PreparedStream?
+    /// Who holds the connection from its first turn on; completed once (`holder`).
+    private var holding: EventLoopPromise<PreparedConnectionHolder>?
+    /// Completes when the connection's first turn has come: a stream opened, or anything for the router.
+    public private(set) var holder: EventLoopFuture<PreparedConnectionHolder>?
 
     public init(serverName: String, logger: Logger, prepared: @escaping PreparedAnswer, answered: @escaping Answered) {
         state = PreparedConnectionState(prepared: prepared)
@@ -40,10 +52,20 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
 
     public func handlerAdded(context: ChannelHandlerContext) {
         output = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+        let holding = context.eventLoop.makePromise(of: PreparedConnectionHolder.self)
+        self.holding = holding
+        holder = holding.futureResult
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
         output = nil
+        hand(to: .router)
+    }
+
+    /// Settles who holds the connection, the first time only.
+    private func hand(to holder: PreparedConnectionHolder) {
+        holding?.succeed(holder)
+        holding = nil
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -53,6 +75,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     private func perform(_ action: PreparedConnectionState.Action, context: ChannelHandlerContext) {
         switch action {
         case .route(let part):
+            hand(to: .router)
             context.fireChannelRead(wrapInboundOut(part))
         case .none:
             break
@@ -81,8 +104,10 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
                 write(answer, context: context)
             case .admitted(let started):
                 self.stream = stream
+                context.triggerUserOutboundEvent(PreparedStreamOpened(), promise: nil)
                 write(head: .streamHead(headers: opening.headers), context: context)
                 started()
+                hand(to: .stream)
             }
         }
     }
@@ -113,13 +138,27 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // A stream ends with the server, which would otherwise wait for it for as long as its client stays.
-        if event is ChannelShouldQuiesceEvent, let stream {
+        // A stream ends with the server, which would otherwise wait for it for as long as its client stays,
+        // and when its client stops sending: no task reads the connection's end to close it.
+        if let stream, event is ChannelShouldQuiesceEvent || (event as? ChannelEvent) == .inputClosed {
             stream.finish()
             return
         }
         if event is ChannelShouldQuiesceEvent, !state.shutdownRequested() { return }
+        hand(to: .router)
         context.fireUserInboundEventTriggered(event)
+    }
+
+    // What reaches the router's side is read by the task that holds the connection there.
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        hand(to: .router)
+        context.fireErrorCaught(error)
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        hand(to: .router)
+        context.fireChannelInactive()
     }
 
     public func read(context: ChannelHandlerContext) {

@@ -22,6 +22,11 @@ public struct PreparedStreamOpening: Sendable {
     }
 }
 
+/// Sent towards the socket (an outbound user event) when a connection's stream opens: the handlers in front of
+/// `PreparedResponseHandler` do not see the stream's chunks, which are written below the HTTP encoder, and
+/// must not take the connection for idle.
+public struct PreparedStreamOpened: Sendable {}
+
 /// The writing end of one open stream, on its connection's event loop: every call must be made there.
 /// Its body is sent with chunked framing, chunk by chunk, each flushed at once.
 public final class PreparedStream: @unchecked Sendable {

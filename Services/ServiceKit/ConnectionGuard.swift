@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOHTTP1
+import PreparedHTTP
 import Synchronization
 
 /// Open connections per client address, shared by all of a server's connections.
@@ -46,6 +47,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var counted: String?
     /// Refused: what the client sends is dropped, and the connection closes once it has read the refusal.
     private var refused = false
+    /// Counted among the open connections (and its address's, unless refused), until `stop()`.
+    private var started = false
+    /// Ticks while the connection reads requests; none once it has become a stream.
     private var ticker: RepeatedTask?
 
     init(limits: ConnectionLimits, perAddress: ConnectionsPerAddress, logger: Logger) {
@@ -65,7 +69,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func start(context: ChannelHandlerContext) {
-        guard ticker == nil else { return }
+        guard !started else { return }
+        started = true
         OperatorMetrics.connectionOpened()
         MemoryReturn.connections.opened()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -112,9 +117,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func stop() {
-        guard let ticker else { return }
-        ticker.cancel()
-        self.ticker = nil
+        guard started else { return }
+        started = false
+        ticker?.cancel()
+        ticker = nil
         OperatorMetrics.connectionClosed()
         MemoryReturn.connections.closed()
         if let counted { perAddress.close(counted) }
@@ -154,6 +160,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .end: state.wroteEnd()
         }
         context.write(data, promise: promise)
+    }
+
+    /// A stream has opened: it is written for as long as its client stays, and reads nothing more, so none
+    /// of the timeouts applies (a client too slow or gone is the stream's to find). Its connection stays
+    /// counted.
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is PreparedStreamOpened else { return context.triggerUserOutboundEvent(event, promise: promise) }
+        ticker?.cancel()
+        ticker = nil
+        promise?.succeed()
     }
 
     private func tick(context: ChannelHandlerContext) {

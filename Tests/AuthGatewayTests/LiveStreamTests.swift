@@ -76,6 +76,20 @@ import Testing
         }
     }
 
+    /// A stream reads nothing from its client after the request, but it is not idle: it goes on past the
+    /// connection's idle timeout for as long as it is written to.
+    @Test func aStreamOutlivesTheIdleTimeout() async throws {
+        try await withGateway(configure: {
+            $0.liveHeartbeat = .milliseconds(100)
+            $0.limits.tick = .milliseconds(100)
+            $0.limits.idleTimeout = .milliseconds(500)
+        }) { client, _ in
+            let events = try await Self.open(client.port!)
+            // 15 beats take 1.4 s at least: nearly three idle timeouts.
+            try await events.heartbeats(15, within: .seconds(10))
+        }
+    }
+
     @Test func postsUpdatesAndDeletesArriveAsTheyHappen() async throws {
         try await withGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("live@example.com")

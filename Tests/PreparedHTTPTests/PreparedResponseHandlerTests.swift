@@ -70,8 +70,32 @@ import Testing
             },
             answered: { route, status, _ in reports.lines.withLock { $0.append("\(route) \(status.code)") } })
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), handler])
+        try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), OutboundEvents(), handler])
         return channel
+    }
+
+    /// Keeps the user events sent towards the socket, as the handlers in front of the handler see them.
+    final class OutboundEvents: ChannelOutboundHandler, @unchecked Sendable {
+        typealias OutboundIn = Any
+        var events: [Any] = []
+
+        func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+            events.append(event)
+            promise?.succeed()
+        }
+    }
+
+    /// Who holds the connection, if that is settled yet.
+    func holder(_ channel: EmbeddedChannel) throws -> PreparedConnectionHolder? {
+        let future = try #require(try channel.pipeline.syncOperations.handler(type: PreparedResponseHandler.self).holder)
+        channel.embeddedEventLoop.run()
+        var settled: PreparedConnectionHolder?
+        future.whenSuccess { settled = $0 }
+        return settled
+    }
+
+    func outboundEvents(_ channel: EmbeddedChannel) throws -> [Any] {
+        try channel.pipeline.syncOperations.handler(type: OutboundEvents.self).events
     }
 
     func request(
@@ -315,6 +339,48 @@ import Testing
         try request(channel, .GET, "/stream")
         _ = try written(channel)
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        channel.embeddedEventLoop.run()
+        #expect(try written(channel) == "0\r\n\r\n")
+        #expect(!channel.isActive)
+    }
+
+    @Test func anOpenStreamHoldsItsConnectionAloneAndTellsTheHandlersInFrontOfIt() throws {
+        let channel = try connection()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try request(channel, .GET, "/list")
+        try request(channel, .GET, "/stream", ["X-Refuse": "yes"])
+        _ = try written(channel)
+        #expect(try holder(channel) == nil, "answers and a refusal before the router settle nothing")
+        #expect(try outboundEvents(channel).isEmpty)
+        try request(channel, .GET, "/stream")
+        #expect(try holder(channel) == .stream)
+        #expect(try outboundEvents(channel).map { "\(type(of: $0))" } == ["PreparedStreamOpened"])
+    }
+
+    @Test func theFirstRequestForTheRouterHandsItTheConnection() throws {
+        let channel = try connection()
+        try request(channel, .GET, "/list")
+        #expect(try holder(channel) == nil)
+        try request(channel, .GET, "/other")
+        #expect(try holder(channel) == .router)
+        #expect(try routed(channel) == ["GET /other"])
+    }
+
+    @Test func aConnectionThatClosesBeforeAnyTurnIsHandedToTheRouterToEnd() throws {
+        let channel = try connection()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        let future = try #require(try channel.pipeline.syncOperations.handler(type: PreparedResponseHandler.self).holder)
+        try channel.close().wait()
+        #expect(try future.wait() == .router)
+    }
+
+    @Test func aStreamWhoseClientStopsSendingEndsWithItsLastChunk() throws {
+        let channel = try connection()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try request(channel, .GET, "/stream")
+        _ = try written(channel)
+        // Nobody reads the connection's end for a stream, so the handler closes it.
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         channel.embeddedEventLoop.run()
         #expect(try written(channel) == "0\r\n\r\n")
         #expect(!channel.isActive)
