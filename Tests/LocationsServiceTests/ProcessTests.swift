@@ -76,6 +76,32 @@ import Testing
         #expect(status == 0, "exit status \(String(describing: status))\n\(service.output)")
     }
 
+    /// The gateway's live feed always has a long poll open here: a drain that waited it out held every
+    /// SIGTERM for up to 5 s. The poll is answered at once, with the cursor it was given.
+    @Test func sigtermAnswersALongPollAtOnceThenExitsZero() async throws {
+        let database = try await TestDatabase.create()
+        let service = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "debug"])
+        try await service.waitUntilReady()
+        let (_, head) = try await service.get("/v1/StudentLocation/changes?after=now&wait=0")
+        let cursor = try #require(head.firstMatch(of: /"cursor":"([0-9-]+)"/)?.1)
+
+        let connection = try RawConnection(port: service.port)
+        try connection.send(
+            "GET /v1/StudentLocation/changes?after=\(cursor)&wait=30 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + "Authorization: Bearer \(TestDatabase.internalToken)\r\n\r\n")
+        // The service logs each request as it starts (LOG_LEVEL=debug).
+        #expect(await service.output(contains: "after=\(cursor)&wait=30"), "\(service.output)")
+        let stopped = ContinuousClock.now
+        service.terminate()
+        let reply = try await blocking { try connection.receiveResponse() }
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
+        #expect(reply.hasSuffix(#"{"events":[],"cursor":"\#(cursor)"}"#), "\(reply)")
+        let status = await service.waitForExit(timeout: .seconds(10))
+        #expect(status == 0, "exit status \(String(describing: status))\n\(service.output)")
+        // 250 ms at most between two looks at the log, and the drain; the 30 s poll would have held it.
+        #expect(ContinuousClock.now - stopped < .seconds(3))
+    }
+
     @Test func aDatabaseOutageGivesQuick503sAndTheServiceRecoversWithoutRestart() async throws {
         let database = try await TestDatabase.create()
         let target = URLComponents(string: database.url)!

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import OnTheMapShared
 import ServiceKit
+import ServiceLifecycle
 
 /// `GET /v1/StudentLocation/changes?after=<cursor>&wait=<seconds>`: the log in commit order, for the
 /// gateway's live stream. With nothing new it waits (long poll) for a change notification, looking again
@@ -50,13 +51,15 @@ struct ChangesController<Context: RequestContext>: Sendable {
     }
 
     /// Reads until the answer shows something new or the deadline passes, looking again at every change
-    /// notification and every 250 ms.
+    /// notification and every 250 ms. Once the service is shutting down it answers with what it has: the
+    /// drain waits for every request in flight, and the gateway's feed always has a long poll open (it
+    /// held each SIGTERM for up to 5 s).
     private func lookAgain<T>(
         until deadline: ContinuousClock.Instant, _ read: () async throws -> T,
         untilNew isNew: (T) -> Bool
     ) async throws -> T {
         var answer = try await read()
-        while !isNew(answer), ContinuousClock.now < deadline {
+        while !isNew(answer), ContinuousClock.now < deadline, !Task.isShuttingDownGracefully {
             await watch.wait(timeout: min(.milliseconds(250), deadline - .now))
             answer = try await read()
         }
