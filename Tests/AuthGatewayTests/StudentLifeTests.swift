@@ -63,7 +63,7 @@ import Testing
             ])
             configuration.host = "127.0.0.1"
             configuration.port = 0
-            try await buildApplication(configuration, logger: TestDatabase.logger).test(.live) { second in
+            try await buildApplication(configuration, logger: TestDatabase.logger).testLive { second in
                 _ = try await second.postPin(as: student)
                 #expect(try await first.send(.delete, "/v1/session", headers: [student.bearer]).status == .ok)
                 let refused = try await second.send(.delete, "/v1/StudentLocation/none", headers: [student.bearer])

@@ -89,9 +89,9 @@ import Testing
     func holder(_ channel: EmbeddedChannel) throws -> PreparedConnectionHolder? {
         let future = try #require(try channel.pipeline.syncOperations.handler(type: PreparedResponseHandler.self).holder)
         channel.embeddedEventLoop.run()
-        var settled: PreparedConnectionHolder?
-        future.whenSuccess { settled = $0 }
-        return settled
+        let settled = Mutex<PreparedConnectionHolder?>(nil)
+        future.whenSuccess { holder in settled.withLock { $0 = holder } }
+        return settled.withLock { $0 }
     }
 
     func outboundEvents(_ channel: EmbeddedChannel) throws -> [Any] {

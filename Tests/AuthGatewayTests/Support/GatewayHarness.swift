@@ -37,7 +37,7 @@ func withGateway(
     configuration.passwordCost = 4
     configure(&configuration)
     let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger)
-    try await app.test(.live) { client in
+    try await app.testLive { client in
         try await body(client, GatewayFixture(database: database, locations: locations))
     }
 }

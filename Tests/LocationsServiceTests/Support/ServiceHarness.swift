@@ -20,7 +20,7 @@ func withLiveService(
     var configuration = try database.configuration()
     configure(&configuration)
     let app = buildApplication(configuration, logger: TestDatabase.logger)
-    try await app.test(.live) { client in
+    try await app.testLive { client in
         try await body(client, database)
     }
 }
