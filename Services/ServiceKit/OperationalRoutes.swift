@@ -35,9 +35,12 @@ extension RouterMethods {
     }
 
     /// `/metrics` (Prometheus text), behind whatever middleware the group it is added to carries.
-    /// `refresh` sets the gauges that are read rather than kept up to date (a position in the database).
+    /// `refresh` sets the gauges that are read rather than kept up to date (a position in the database);
+    /// the process's memory and descriptors are read the same way.
     public func addMetricsRoute(registry: PrometheusCollectorRegistry, refresh: @escaping @Sendable () async -> Void = {}) {
+        let process = ProcessGauges(registry: registry)
         get("metrics") { _, _ in
+            process.refresh()
             await refresh()
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)

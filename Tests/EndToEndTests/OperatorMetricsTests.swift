@@ -38,12 +38,26 @@ import Testing
             #expect((seen["onthemap_db_query_duration_seconds_count"] ?? 0) >= 3, "sign-up, login and the session lookup")
             #expect((seen[#"onthemap_outbound_requests_total{target="locations-service",result="ok"}"#] ?? 0) >= 1)
             #expect(seen["onthemap_live_streams"] == 0)
+            try expectProcessFigures(seen, of: gateway)
 
             #expect(try await locations.get("/metrics", token: false).0 == 401, "the service's figures need its token")
             let service = metricSamples(try await locations.get("/metrics").1)
             #expect(service["onthemap_event_log_head_position"] == 1)
             #expect(service["onthemap_read_model_pins"] == 1)
             #expect(service["onthemap_replay_checkpoint_position"] == 0)
+            try expectProcessFigures(service, of: locations)
         }
+    }
+
+    /// The process's resident memory and descriptors on `/metrics` are the ones the kernel shows for it.
+    func expectProcessFigures(_ samples: [String: Double], of service: ServiceProcess) throws {
+        let proc = "/proc/\(service.process.processIdentifier)"
+        let pages = try #require(Double(try String(contentsOfFile: "\(proc)/statm", encoding: .utf8).split(separator: " ")[1]))
+        let resident = pages * Double(sysconf(Int32(_SC_PAGESIZE)))
+        let reported = try #require(samples["process_resident_memory_bytes"])
+        #expect(abs(reported - resident) < resident / 4, "\(reported) bytes reported, the kernel shows \(resident)")
+        let descriptors = Double(try FileManager.default.contentsOfDirectory(atPath: "\(proc)/fd").count)
+        let open = try #require(samples["process_open_fds"])
+        #expect(abs(open - descriptors) <= 4, "\(open) descriptors reported, the kernel shows \(descriptors)")
     }
 }
