@@ -1,9 +1,10 @@
+import Foundation
 import Testing
 
 @testable import ServiceKit
 
 /// When a service gives freed memory back: after a fall of open connections from their peak large enough
-/// to be worth a trim, once per fall.
+/// to be worth a trim, once per fall; and again whenever the process has grown back by a tenth.
 struct MemoryReturnTests {
     @Test func aFallOfAThousandConnectionsFromTheirPeakIsTrimmedOnce() {
         let connections = MemoryReturn.Connections()
@@ -18,5 +19,23 @@ struct MemoryReturnTests {
         for _ in 0..<2_000 { connections.opened() }
         for _ in 0..<2_000 { connections.closed() }
         #expect(connections.fellFarEnough(), "a burst that came and went between two looks still counts")
+    }
+
+    @Test func aProcessThatGrewByATenthSinceItsLastTrimIsTrimmedAgain() {
+        let megabyte = 1 << 20
+        #expect(!MemoryReturn.regrewFarEnough(from: 100 * megabyte, to: 109 * megabyte))
+        #expect(MemoryReturn.regrewFarEnough(from: 100 * megabyte, to: 110 * megabyte))
+        #expect(!MemoryReturn.regrewFarEnough(from: 20 * megabyte, to: 27 * megabyte), "8 MB at least, whatever a tenth is")
+        #expect(MemoryReturn.regrewFarEnough(from: 20 * megabyte, to: 28 * megabyte))
+        #expect(!MemoryReturn.regrewFarEnough(from: 100 * megabyte, to: 90 * megabyte))
+        #expect(!MemoryReturn.regrewFarEnough(from: nil, to: 500 * megabyte), "without /proc, never")
+    }
+
+    @Test func theProcessesResidentMemoryIsReadFromTheKernel() throws {
+        let resident = try #require(ProcessGauges.residentBytes())
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        #expect(abs(resident / 1024 - kilobytes) < kilobytes / 4, "\(resident) bytes read, the kernel shows \(kilobytes) kB")
     }
 }
