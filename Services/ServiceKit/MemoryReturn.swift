@@ -75,9 +75,9 @@ public struct MemoryReturn: Service {
         await cancelWhenGracefulShutdown {
             var trimmedTo = ProcessGauges.residentBytes()
             while (try? await Task.sleep(for: interval)) != nil {
+                guard let trim = Self.mallocTrim else { continue }
                 let fell = Self.connections.fellFarEnough()
-                let regrew = Self.regrewFarEnough(from: trimmedTo, to: ProcessGauges.residentBytes())
-                guard fell || regrew, let trim = Self.mallocTrim else { continue }
+                guard fell || Self.regrewFarEnough(from: trimmedTo, to: ProcessGauges.residentBytes()) else { continue }
                 _ = trim(0)
                 trimmedTo = ProcessGauges.residentBytes()
             }

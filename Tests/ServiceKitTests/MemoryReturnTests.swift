@@ -1,4 +1,3 @@
-import Foundation
 import Testing
 
 @testable import ServiceKit
@@ -29,13 +28,5 @@ struct MemoryReturnTests {
         #expect(MemoryReturn.regrewFarEnough(from: 20 * megabyte, to: 28 * megabyte))
         #expect(!MemoryReturn.regrewFarEnough(from: 100 * megabyte, to: 90 * megabyte))
         #expect(!MemoryReturn.regrewFarEnough(from: nil, to: 500 * megabyte), "without /proc, never")
-    }
-
-    @Test func theProcessesResidentMemoryIsReadFromTheKernel() throws {
-        let resident = try #require(ProcessGauges.residentBytes())
-        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
-        let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
-        #expect(abs(resident / 1024 - kilobytes) < kilobytes / 4, "\(resident) bytes read, the kernel shows \(kilobytes) kB")
     }
 }
