@@ -48,7 +48,7 @@ import Testing
 
     @Test func sigtermFinishesTheRequestInFlightThenExitsZero() async throws {
         let database = try await TestDatabase.create()
-        let service = try ServiceProcess(locationsOn: database.url)
+        let service = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "debug"])
         try await service.waitUntilReady()
 
         let connection = try RawConnection(port: service.port)
@@ -64,9 +64,11 @@ import Testing
             """
         let split = TestPin.json.index(TestPin.json.startIndex, offsetBy: 20)
         try connection.send(head + TestPin.json[..<split])
-        try await Task.sleep(for: .milliseconds(200))
+        // The service logs each request as it starts (LOG_LEVEL=debug), and the signal once its group has it:
+        // the rest of the body goes only after both, so it is a request in flight that the drain must wait for.
+        #expect(await service.output(contains: "hb.request.method=POST hb.request.path=/v1/StudentLocation"), "\(service.output)")
         service.terminate()
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await service.output(contains: "Signal caught. Shutting down the group."), "\(service.output)")
         #expect(service.process.isRunning, "the service must wait for the request it is reading")
         try connection.send(String(TestPin.json[split...]))
         let reply = try connection.receiveResponse()
