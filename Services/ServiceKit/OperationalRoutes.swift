@@ -51,16 +51,21 @@ extension RouterMethods {
     }
 }
 
-/// swift-metrics writes into `registry` (what `/metrics` shows), with histogram buckets from a quarter of a
-/// millisecond (a hot read) to 10 s (a query deadline is 2 s, a call to another service 5 s).
+/// swift-metrics writes into `registry` (what `/metrics` shows), through `metricsFactory(registry)`.
 public func bootstrapMetrics(_ registry: PrometheusCollectorRegistry) {
+    MetricsSystem.bootstrap(metricsFactory(registry))
+}
+
+/// Metrics written into `registry`, with histogram buckets from a quarter of a millisecond (a hot read) to
+/// 10 s (a query deadline is 2 s, a call to another service 5 s).
+public func metricsFactory(_ registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
     var factory = PrometheusMetricsFactory(registry: registry)
     factory.defaultDurationHistogramBuckets = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10),
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
         .seconds(2.5), .seconds(5), .seconds(10),
     ]
-    MetricsSystem.bootstrap(factory)
+    return factory
 }
 
 extension Migrator {

@@ -1,4 +1,3 @@
-import HTTPTypes
 import Metrics
 import Synchronization
 
@@ -9,7 +8,8 @@ import Synchronization
 /// A handle looked up by name and labels costs a registry lock and a dictionary search, so each one is made
 /// once and kept here: on a request's path the cost is one lock of our own and the metric's own update.
 public enum OperatorMetrics {
-    /// Time to answer (from the request head to the answer handed to the connection), by route and status class.
+    /// Time to answer (from the request head to the answer handed to the connection), by route and status
+    /// class; `RequestCounters` keeps these.
     public static let requestDuration = "onthemap_http_request_duration_seconds"
     /// Requests refused or failed, by the reason the answer gives (`throttled`, `notLoggedIn`, `databaseUnavailable`…).
     public static let refusals = "onthemap_refusals_total"
@@ -51,15 +51,6 @@ public enum OperatorMetrics {
 
     private static func meter(_ name: String) -> Meter {
         handle(name, []) { Meter(label: $0, dimensions: $1) }
-    }
-
-    public static func statusClass(_ status: HTTPResponse.Status) -> String {
-        "\(min(max(status.code / 100, 1), 5))xx"
-    }
-
-    /// One answered request; `route` is the route's pattern (`PUT /v1/StudentLocation/:objectId`), never the raw path.
-    public static func answered(route: String, status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
-        timer(requestDuration, [("route", route), ("status", statusClass(status))]).recordInterval(since: start)
     }
 
     public static func refused(_ reason: String) {
