@@ -25,6 +25,19 @@ import Testing
         }
     }
 
+    /// The check itself: the whole header, byte for byte, and nothing that is merely close.
+    @Test func theTokenIsAdmittedOnlyExactly() {
+        let token = InternalToken("s3cret-token")
+        #expect(token.admits(authorization: "Bearer s3cret-token"))
+        for refused in [
+            nil, "", "Bearer ", "Bearer s3cret-tokeN", "Bearer s3cret-token ", "bearer s3cret-token", "Bearer s3cret-tok", "s3cret-token",
+        ] {
+            #expect(!token.admits(authorization: refused), "\(refused ?? "nil")")
+        }
+        // A header of the right length whose bytes are not ASCII.
+        #expect(!token.admits(authorization: "Bearer s3cret-tok\u{E9}"))
+    }
+
     @Test func writesWithoutAValidActorAre401AndWriteNothing() async throws {
         try await withLiveService { client, database in
             let missing = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json)

@@ -11,11 +11,14 @@ struct InternalToken: Sendable {
 
     /// Compares every byte whatever the first difference, so the time taken does not tell an attacker how
     /// much of a guess was right.
+    /// Over the header's own bytes: an iterator over its UTF-8 view was 1% of the hot read's CPU.
     func admits(authorization header: String?) -> Bool {
-        guard let header, header.utf8.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for (given, wanted) in zip(header.utf8, expected) { difference |= given ^ wanted }
-        return difference == 0
+        guard var header, header.utf8.count == expected.count else { return false }
+        return header.withUTF8 { given in
+            var difference: UInt8 = 0
+            for index in expected.indices { difference |= given[index] ^ expected[index] }
+            return difference == 0
+        }
     }
 }
 
