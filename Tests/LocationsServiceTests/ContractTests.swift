@@ -108,17 +108,14 @@ import Testing
 
     @Test func listHonoursLimitSkipAndOrderAndToleratesUnknownOrderKeys() async throws {
         try await withLiveService { client, _ in
-            // Posts within one millisecond share their `updatedAt`; the object id then decides, in the same
-            // direction. The expected order is worked out from what the posts answered, not from their timing.
-            var posted: [(updatedAt: String, objectId: String)] = []
+            // A new pin's `updatedAt` is its `createdAt`. Posts within one millisecond share it; the object id
+            // then decides, in the same direction. The expected order is worked out from what the posts
+            // answered, not from their timing.
+            var posted: [(objectId: String, createdAt: String)] = []
             for index in 0..<5 {
-                let reply = try await client.send(
-                    .post, "/v1/StudentLocation", as: TestActors.jarrod,
-                    body: #"{"mapString":"Place \#(index)","mediaURL":"https://udacity.com","latitude":1,"longitude":2}"#)
-                let objectId = try #require(reply.json["objectId"] as? String, "\(reply.body)")
-                posted.append((try #require(reply.json["createdAt"] as? String), objectId))
+                posted.append(try await client.posted(as: TestActors.jarrod, mapString: "Place \(index)"))
             }
-            let ids = posted.sorted { ($0.updatedAt, $0.objectId) < ($1.updatedAt, $1.objectId) }.map(\.objectId)
+            let ids = posted.sorted { ($0.createdAt, $0.objectId) < ($1.createdAt, $1.objectId) }.map(\.objectId)
             let newestFirst = Array(ids.reversed())
             #expect(try await client.list().map { $0["objectId"] as! String } == newestFirst)
             #expect(try await client.list("?limit=2&skip=1&order=-updatedAt").map { $0["objectId"] as! String } == Array(newestFirst[1...2]))

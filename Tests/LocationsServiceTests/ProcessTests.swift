@@ -48,7 +48,7 @@ import Testing
 
     @Test func sigtermFinishesTheRequestInFlightThenExitsZero() async throws {
         let database = try await TestDatabase.create()
-        let service = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "debug"])
+        let service = try ServiceProcess(locationsOn: database.url, logLevel: "debug")
         try await service.waitUntilReady()
 
         let connection = try RawConnection(port: service.port)
@@ -82,7 +82,7 @@ import Testing
     /// SIGTERM for up to 5 s. The poll is answered at once, with the cursor it was given.
     @Test func sigtermAnswersALongPollAtOnceThenExitsZero() async throws {
         let database = try await TestDatabase.create()
-        let service = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "debug"])
+        let service = try ServiceProcess(locationsOn: database.url, logLevel: "debug")
         try await service.waitUntilReady()
         let (_, head) = try await service.get("/v1/StudentLocation/changes?after=now&wait=0")
         let cursor = try #require(head.firstMatch(of: /"cursor":"([0-9-]+)"/)?.1)

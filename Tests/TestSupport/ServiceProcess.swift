@@ -50,8 +50,10 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     /// locations-service on `databaseURL`.
-    public convenience init(locationsOn databaseURL: String, port: Int? = nil) throws {
-        try self.init("locations-service", environment: ["DATABASE_URL": databaseURL], port: port)
+    /// locations-service on `databaseURL`; `logLevel: "debug"` logs each request as it starts, for tests that
+    /// wait for a request to be in the service's hands.
+    public convenience init(locationsOn databaseURL: String, port: Int? = nil, logLevel: String = "info") throws {
+        try self.init("locations-service", environment: ["DATABASE_URL": databaseURL, "LOG_LEVEL": logLevel], port: port)
     }
 
     public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }

@@ -25,7 +25,7 @@ func withGateway(
 ) async throws {
     let database: TestDatabase
     if let given { database = given } else { database = try await TestDatabase.create() }
-    let locations = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "debug"])
+    let locations = try ServiceProcess(locationsOn: database.url, logLevel: "debug")
     defer { locations.terminate() }
     try await locations.waitUntilReady()
     var configuration = try GatewayConfiguration.fromEnvironment([

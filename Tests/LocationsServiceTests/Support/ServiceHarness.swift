@@ -54,15 +54,23 @@ extension TestClientProtocol {
         as actor: Actor, mapString: String = "Mountain View, CA", mediaURL: String = "https://udacity.com",
         latitude: Double = 37.386052, longitude: Double = -122.083851
     ) async throws -> String {
+        try await posted(as: actor, mapString: mapString, mediaURL: mediaURL, latitude: latitude, longitude: longitude).objectId
+    }
+
+    /// Posts a pin as `actor` and returns what the POST answered: its objectId and createdAt.
+    func posted(
+        as actor: Actor, mapString: String = "Mountain View, CA", mediaURL: String = "https://udacity.com",
+        latitude: Double = 37.386052, longitude: Double = -122.083851
+    ) async throws -> (objectId: String, createdAt: String) {
         let reply = try await send(
             .post, "/v1/StudentLocation", as: actor,
             body: """
                 {"mapString":"\(mapString)","mediaURL":"\(mediaURL)","latitude":\(latitude),"longitude":\(longitude)}
                 """)
-        guard reply.status == .ok, let id = reply.json["objectId"] as? String else {
+        guard reply.status == .ok, let id = reply.json["objectId"] as? String, let createdAt = reply.json["createdAt"] as? String else {
             throw HarnessError("POST failed: \(reply.status) \(reply.body)")
         }
-        return id
+        return (id, createdAt)
     }
 
     func list(_ query: String = "") async throws -> [[String: Any]] {
