@@ -25,7 +25,7 @@ public final class RequestCounters: Sendable {
     /// By door, then by status class.
     private let counters: [[Prometheus.Counter]]
     /// By route, then by status class.
-    private let timers = Mutex<[String: [Metrics.Timer]]>([:])
+    private let timersByRoute = Mutex<[String: [Metrics.Timer]]>([:])
     private let factory: PrometheusMetricsFactory
 
     public init(registry: PrometheusCollectorRegistry) {
@@ -50,7 +50,7 @@ public final class RequestCounters: Sendable {
     }
 
     private func timers(_ route: String) -> [Metrics.Timer] {
-        timers.withLock { known in
+        timersByRoute.withLock { known in
             if let found = known[route] { return found }
             let name = known.count < Self.routesTimed ? route : "other"
             if let other = known[name] { return other }
