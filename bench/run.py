@@ -588,8 +588,8 @@ class Benchmarks:
         self.record(f"{prefix}_latency_ms", figure(r"^latency average = ([0-9.]*) ms"))
         self.record(f"{prefix}_failed", figure(r"^number of failed transactions: ([0-9]*)"))
 
-    # Each throughput (and replay) is measured in every one of ROUNDS rounds, right next to the limit it is held to, and
-    # the order inside a round flips from one round to the next, so a drift of the machine's speed (other
+    # Each throughput (and replay) is measured in every one of ROUNDS rounds, right next to the limit it is held
+    # to, and the order inside a round flips from one round to the next, so a drift of the machine's speed (other
     # guests, CPU frequency, a growing table) falls on both sides alike. The report sets each round's figure
     # against its own round's limit and reports the median of those ratios.
     def alternate(self, what, runs):
@@ -1043,7 +1043,7 @@ def median(values):
 
 def settle_rounds(r):
     """Lets PREFIX_* name the median round of each run measured in rounds (PREFIX_<round>_*): the round
-    whose throughput is the median (the lower of the two middle ones when the count is even)."""
+    whose figure (throughput or time) is the median (the lower of the two middle ones when the count is even)."""
     rounds = int(r["rounds"])
     for prefix, figure in MEASURED:
         if f"{prefix}_1_{figure}" not in r:
@@ -1092,8 +1092,7 @@ class Figures:
             "post": self.per_round("post_service", "post_pgbench", "tps"),
             "gw_read": self.per_round("gw_read", self.gw_limit),
             "gw_post": self.per_round("gw_post", "post_service"),
-            "replay": [self.num(f"replay_service_{k}_seconds") / self.num(f"replay_sql_{k}_seconds")
-                       for k in range(1, self.rounds + 1)],
+            "replay": self.per_round("replay_service", "replay_sql", "seconds", "seconds"),
         }
         self.medians = {name: median(ratios) for name, ratios in self.ratios.items()}
 
@@ -1116,9 +1115,9 @@ class Figures:
         """CPU per request of PROCESS in run PREFIX."""
         return us(self.num(f"{prefix}_cpu_{process}"), self.num(f"{prefix}_{rate_figure}"))
 
-    def per_round(self, subject, limit, limit_figure="rps"):
-        """The subject's throughput over its limit's, round by round."""
-        return [self.num(f"{subject}_{k}_rps") / self.num(f"{limit}_{k}_{limit_figure}")
+    def per_round(self, subject, limit, limit_figure="rps", figure="rps"):
+        """The subject's figure (a throughput, or replay's time) over its limit's, round by round."""
+        return [self.num(f"{subject}_{k}_{figure}") / self.num(f"{limit}_{k}_{limit_figure}")
                 for k in range(1, self.rounds + 1)]
 
     def other_cores(self, prefix, servers):
