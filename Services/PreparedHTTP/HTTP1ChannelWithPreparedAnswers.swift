@@ -4,12 +4,20 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// Hummingbird's own HTTP/1 channel, set up as it sets itself up, with handlers of ours placed right
-/// after the HTTP parser, where they still see the request's version (`HTTP1ToHTTPServerCodec`, the
-/// next handler, drops it): an HTTP/1.0 request keeps its meaning for `PreparedConnectionState`.
+/// Hummingbird's own HTTP/1 channel, set up as it sets itself up but for two things: handlers of ours sit
+/// right after the HTTP parser, where they still see the request's version (`HTTP1ToHTTPServerCodec`, the
+/// next handler, drops it), so an HTTP/1.0 request keeps its meaning for `PreparedConnectionState`; and the
+/// parser does not tell the encoder of the requests it reads.
+///
+/// NIO's own set-up (`configureHTTPServerPipeline`) pairs them: the parser queues each request's method in
+/// the encoder, which takes one off for each answer's head it writes (to leave the body off an answer to
+/// HEAD). `PreparedResponseHandler` writes its answers below the encoder, so a kept-alive connection's queue
+/// grew by a method with every answer it gave (24 bytes, in an array that doubled, for as long as the
+/// connection lasted). Here nothing is queued; the handler, which sees every request and every answer,
+/// leaves the body off the router's answers to HEAD.
 ///
 /// The handlers Hummingbird lets a configuration add (`additionalChannelHandlers`) come after that codec,
-/// which is why the channel is wrapped rather than configured. Its idle timeout is left off: it counts
+/// which is why the channel is set up here rather than configured. Its idle timeout is left off: it counts
 /// only the requests that reach the router, so a connection busy with answers from before the router
 /// would look idle to it. `ConnectionGuard` holds the idle timeout instead, over everything read and written.
 ///
@@ -40,16 +48,31 @@ public struct HTTP1ChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
 
     static let receiving = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536)
 
+    /// The parser's limits, Hummingbird's defaults.
+    static let limits: NIOHTTPDecoderLimitConfiguration = {
+        let defaults = HTTP1Channel.Configuration.DecoderConfiguration()
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = defaults.maxHeaderFieldSize
+        limits.maxHeaderListSize = defaults.maxHeaderListSize
+        limits.maxHeaderFieldCount = defaults.maxHeaderFieldCount
+        return limits
+    }()
+
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        base.setup(channel: channel, logger: logger).flatMapThrowing { connection in
+        channel.eventLoop.makeCompletedFuture {
             // A connection keeps the buffer it reads into for as long as it is open: NIO's first is 2 KB,
             // twice what a request to these services takes (a GET with Parse's headers, a pin's POST). A
             // read that fills it doubles the next one.
             try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiving)
             let pipeline = channel.pipeline.syncOperations
-            let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
-            try pipeline.addHandlers(handlers(), position: .before(codec))
-            let holder = try pipeline.handler(type: PreparedResponseHandler.self).holder
+            try pipeline.addHandler(HTTPResponseEncoder())
+            try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: Self.limits)))
+            let ours = handlers()
+            try pipeline.addHandlers(ours)
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+            let connection = try HTTP1Channel.Value(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            let holder = ours.lazy.compactMap { ($0 as? PreparedResponseHandler)?.holder }.first
             return Value(connection: connection, holder: holder ?? channel.eventLoop.makeSucceededFuture(.router))
         }
     }

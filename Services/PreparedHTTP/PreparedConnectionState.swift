@@ -63,9 +63,12 @@ struct PreparedConnectionState {
 
     private let prepared: PreparedAnswer
     private var reading = Reading.routing
-    /// Requests handed to the router whose response has not ended. While there are any, every request goes
-    /// to the router too: answering it here would overtake their responses on a pipelined connection.
-    private var routed = 0
+    /// Requests handed to the router whose response has not ended, oldest first: whether each asked for
+    /// the head alone (HEAD). While there are any, every request goes to the router too: answering it here
+    /// would overtake their responses on a pipelined connection.
+    private var routed = CircularBuffer<Bool>()
+    /// Whether the router's answer being written answers a HEAD: it goes out with its head alone.
+    private(set) var routedAnswerIsHeadOnly = false
     private var held = CircularBuffer<HTTPServerRequestPart>()
     private var readPending = false
     private var shutdownPending = false
@@ -84,7 +87,7 @@ struct PreparedConnectionState {
                 reading = taken
                 return .take(route: route)
             }
-            routed += 1
+            routed.append(head.method == .HEAD)
             // The router closes a connection after its answer only when the request says `Connection:
             // close`; an HTTP/1.0 request means the same by saying nothing.
             if !head.isKeepAlive, !head.headers[canonicalForm: "Connection"].contains(where: { $0.lowercased() == "close" }) {
@@ -121,7 +124,7 @@ struct PreparedConnectionState {
     /// response, and a body announced with `Expect: 100-continue` are left to the router, which knows how
     /// to answer them.
     private func take(_ head: HTTPRequestHead) -> (Reading, route: String)? {
-        guard routed == 0, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect") else { return nil }
+        guard routed.isEmpty, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect") else { return nil }
         let request = PreparedRequest(method: head.method, target: head.uri, headers: head.headers)
         guard let handling = prepared(request) else { return nil }
         switch handling {
@@ -180,9 +183,15 @@ struct PreparedConnectionState {
         return false
     }
 
+    /// The router wrote the final head of its oldest owed answer.
+    mutating func routedAnswerStarted() {
+        routedAnswerIsHeadOnly = routed.first ?? false
+    }
+
     /// The router finished one of its answers.
     mutating func routedAnswerEnded() {
-        routed -= 1
+        _ = routed.popFirst()
+        routedAnswerIsHeadOnly = false
     }
 
     private var isAwaiting: Bool {

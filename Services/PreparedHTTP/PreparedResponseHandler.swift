@@ -169,13 +169,23 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         switch unwrapOutboundIn(data) {
         case .head(var head):
             // An interim `100 Continue` is not an answer yet.
-            if head.status.code >= 200 { headers.stamp(&head) }
+            if head.status.code >= 200 {
+                headers.stamp(&head)
+                state.routedAnswerStarted()
+            }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
-        case .end:
-            state.routedAnswerEnded()
-            context.write(data, promise: promise)
+        case .body where state.routedAnswerIsHeadOnly:
+            // The answer to a HEAD has the head a GET would have had, and no body (RFC 9110 §9.3.2): the
+            // encoder is not told which requests the router answers (`HTTP1ChannelWithPreparedAnswers`),
+            // so it is left out here. An empty part keeps the writes' promises in order.
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer()))), promise: promise)
         case .body:
             context.write(data, promise: promise)
+        case .end:
+            // Nor the last chunk of a chunked body that is not sent.
+            let headOnly = state.routedAnswerIsHeadOnly
+            state.routedAnswerEnded()
+            context.write(headOnly ? wrapOutboundOut(.body(.byteBuffer(ByteBuffer()))) : data, promise: promise)
         }
     }
 }

@@ -1,8 +1,11 @@
 import Foundation
 import TestSupport
 
-/// Both services on a fresh database: the gateway, and locations-service behind it.
-func withSystem(_ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess) async throws -> Void) async throws {
+/// Both services on a fresh database: the gateway (with `gatewaySettings` besides its own), and
+/// locations-service behind it.
+func withSystem(
+    gatewaySettings: [String: String] = [:], _ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess) async throws -> Void
+) async throws {
     let database = try await TestDatabase.create()
     let locations = try ServiceProcess(locationsOn: database.url)
     defer { locations.terminate() }
@@ -11,7 +14,7 @@ func withSystem(_ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess)
         "auth-gateway",
         environment: [
             "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)", "LOG_LEVEL": "warning",
-        ])
+        ].merging(gatewaySettings) { _, setting in setting })
     defer { gateway.terminate() }
     try await gateway.waitUntilReady()
     try await body(gateway, locations)

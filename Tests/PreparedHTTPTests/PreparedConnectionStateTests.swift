@@ -27,7 +27,9 @@ import Testing
         func resumeReading() -> Bool { state.resumeReading() }
         func readRequested() -> Bool { state.readRequested() }
         func shutdownRequested() -> Bool { state.shutdownRequested() }
+        func routedAnswerStarted() { state.routedAnswerStarted() }
         func routedAnswerEnded() { state.routedAnswerEnded() }
+        var routedAnswerIsHeadOnly: Bool { state.routedAnswerIsHeadOnly }
     }
 
     func head(_ method: HTTPMethod, _ uri: String, _ headers: HTTPHeaders = [:], version: HTTPVersion = .http1_1) -> HTTPServerRequestPart {
@@ -91,6 +93,21 @@ import Testing
         #expect(state.receive(head(.GET, "/list")) == .route(head(.GET, "/list")), "one of two routed answers is still owed")
         _ = state.receive(.end(nil))
         state.routedAnswerEnded()
+        state.routedAnswerEnded()
+        #expect(state.receive(head(.GET, "/list")) == .take(route: "GET /list"))
+    }
+
+    @Test func theRoutersAnswerToAHeadIsItsHeadAloneAndTheNextOneIsWhole() {
+        let state = Connection()
+        for method in [HTTPMethod.HEAD, .GET] {
+            _ = state.receive(head(method, "/other"))
+            _ = state.receive(.end(nil))
+        }
+        state.routedAnswerStarted()
+        #expect(state.routedAnswerIsHeadOnly)
+        state.routedAnswerEnded()
+        state.routedAnswerStarted()
+        #expect(!state.routedAnswerIsHeadOnly)
         state.routedAnswerEnded()
         #expect(state.receive(head(.GET, "/list")) == .take(route: "GET /list"))
     }

@@ -296,6 +296,27 @@ import Testing
         }
     }
 
+    @Test func theRoutersAnswerToAHeadHasItsHeadersAndNoBodyWhateverTheRouterWrote() throws {
+        let channel = try connection()
+        // One answer with a length, one that the encoder frames in chunks: neither sends a byte of body.
+        for length: HTTPHeaders in [["Content-Length": "5"], [:]] {
+            try request(channel, .HEAD, "/other")
+            try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .notFound, headers: length)))
+            try channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "nope!"))))
+            try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+            let text = try written(channel)
+            #expect(text.hasPrefix("HTTP/1.1 404 Not Found\r\n"), "\(text)")
+            #expect(text.contains(length.isEmpty ? "\r\ntransfer-encoding: chunked\r\n" : "\r\nContent-Length: 5\r\n"), "\(text)")
+            #expect(text.hasSuffix("\r\n\r\n"), "no body, not even a last chunk: \(text)")
+        }
+        // The next answer, to a GET, keeps its body.
+        try request(channel, .GET, "/other")
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "5"])))
+        try channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "hello"))))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        #expect(try written(channel).hasSuffix("\r\n\r\nhello"))
+    }
+
     @Test func anInterimContinueIsPassedOnAsTheRouterWroteIt() throws {
         let channel = try connection()
         try request(channel, .POST, "/echo", ["Expect": "100-continue"], body: ["hi"])

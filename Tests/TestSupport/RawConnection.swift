@@ -49,6 +49,67 @@ public final class RawConnection: @unchecked Sendable {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Reads `count` whole responses, each framed by its Content-Length (none means no body), and returns
+    /// their status codes in order; fewer when the peer closes or stops sending for the receive timeout.
+    /// Searched with memchr: tests read hundreds of thousands of answers with it.
+    public func receiveStatuses(_ count: Int) throws -> [Int] {
+        var statuses: [Int] = []
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while statuses.count < count {
+            let read = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if read <= 0 { return statuses }
+            received += buffer[0..<read]
+            let used = received.withUnsafeBytes { bytes -> Int in
+                var start = 0
+                while statuses.count < count, let (status, length) = Self.response(in: bytes, from: start) {
+                    statuses.append(status)
+                    start += length
+                }
+                return start
+            }
+            received.removeFirst(used)
+        }
+        return statuses
+    }
+
+    /// The status and length of the whole response that starts at `start`, if it has all arrived.
+    private static func response(in bytes: UnsafeRawBufferPointer, from start: Int) -> (status: Int, length: Int)? {
+        guard let base = bytes.baseAddress, bytes.count - start > 12 else { return nil }
+        let from = base + start
+        let available = bytes.count - start
+        guard let headEnd = find("\r\n\r\n", in: from, length: available) else { return nil }
+        let headLength = headEnd + 4
+        // "HTTP/1.1 200 ": the status is the three digits after the first space.
+        let status = (9..<12).reduce(0) { $0 * 10 + Int(from.load(fromByteOffset: $1, as: UInt8.self) - 48) }
+        var bodyLength = 0
+        for name: StaticString in ["\r\nContent-Length:", "\r\ncontent-length:"] {
+            guard let field = find(name, in: from, length: headLength) else { continue }
+            var digit = from + field + name.utf8CodeUnitCount
+            while digit.load(as: UInt8.self) == UInt8(ascii: " ") { digit += 1 }
+            while case let byte = digit.load(as: UInt8.self), byte >= 48, byte <= 57 {
+                bodyLength = bodyLength * 10 + Int(byte - 48)
+                digit += 1
+            }
+            break
+        }
+        guard available >= headLength + bodyLength else { return nil }
+        return (status, headLength + bodyLength)
+    }
+
+    /// Where `needle` first starts in the `length` bytes at `bytes`.
+    private static func find(_ needle: StaticString, in bytes: UnsafeRawPointer, length: Int) -> Int? {
+        let first = Int32(needle.utf8Start.pointee)
+        var offset = 0
+        while offset + needle.utf8CodeUnitCount <= length, let hit = memchr(bytes + offset, first, length - offset) {
+            let at = bytes.distance(to: UnsafeRawPointer(hit))
+            guard at + needle.utf8CodeUnitCount <= length else { return nil }
+            if memcmp(bytes + at, needle.utf8Start, needle.utf8CodeUnitCount) == 0 { return at }
+            offset = at + 1
+        }
+        return nil
+    }
+
     /// Reads until the end of a response's head (a streamed answer's body need not end), or the peer closes.
     public func receiveHead() throws -> String {
         var received: [UInt8] = []
