@@ -21,12 +21,15 @@ import sys
 import threading
 import time
 import urllib.request
+from http.client import HTTPException
 
 STEADY_STREAMS, CROWD, CROWD_FROM, CROWD_TO = 200, 5000, 0.4, 0.5
 # The most a service's resident memory may grow a minute, least squares over the samples of a calm stretch
-# (from the second minute to the crowd, and from 60% of the run to its end). The answers' leak this guards
-# against grew the gateway by 24 bytes an answer, 30 MB a minute at this load's 20,000 reads a second; a
-# deployment that must run for months without a restart can afford a few MB a day of caches filling up.
+# (from 20% of the run to the crowd, and from 60% to its end). The leak this guards against
+# kept 24 bytes for every answer from before the router on a kept-alive connection: at the 600 such
+# answers a second this load gets on 2 cores (reads and posts; each post fanned out to every stream), 0.9 MB
+# a minute, four times the bound. 200 kB a minute is under 300 MB a day, what an operator would see on a
+# dashboard but not yet be woken by, and more than a run without the leak shows (BENCHMARKS.md, "Soak").
 SLOPE_BOUND_KB = 200
 READ, POST = "GET /v1/StudentLocation", "POST /v1/StudentLocation"
 
@@ -112,15 +115,20 @@ def sample(pid):
 
 
 def answers(gateway):
-    """The gateway's answers so far to the read and to the post, from both doors, by its /metrics."""
+    """The gateway's answers so far to the read and to the post, from both doors, by its /metrics (the
+    count of each route's timer, one series a class of status)."""
     counts = {READ: 0, POST: 0}
-    with urllib.request.urlopen(gateway + "/metrics", timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if not line.startswith("onthemap_http_requests_total{"):
-                continue
-            for route in counts:
-                if f'route="{route}"' in line:
-                    counts[route] += float(line.rsplit(" ", 1)[1])
+    try:
+        with urllib.request.urlopen(gateway + "/metrics", timeout=4) as response:
+            lines = response.read().decode().splitlines()
+    except (OSError, HTTPException):
+        return None  # the crowd's minute may keep it from answering in time: the sample says nothing
+    for line in lines:
+        if not line.startswith("onthemap_http_request_duration_seconds_count{"):
+            continue
+        for route in counts:
+            if f'route="{route}"' in line:
+                counts[route] += float(line.rsplit(" ", 1)[1])
     return counts[READ], counts[POST]
 
 
@@ -134,8 +142,10 @@ def run(gateway, gateway_pid, service_pid, seconds, samples):
     with open(samples, "w", newline="") as handle:
         out = csv.writer(handle)
         out.writerow(["seconds", "gateway_rss_kb", "gateway_fds", "service_rss_kb", "service_fds", "reads", "posts"])
+        counted = (0, 0)
         while time.monotonic() - started < seconds:
-            out.writerow([round(time.monotonic() - started, 1), *sample(gateway_pid), *sample(service_pid), *answers(gateway)])
+            counted = answers(gateway) or counted
+            out.writerow([round(time.monotonic() - started, 1), *sample(gateway_pid), *sample(service_pid), *counted])
             handle.flush()
             time.sleep(5)
     stop.set()
@@ -143,7 +153,7 @@ def run(gateway, gateway_pid, service_pid, seconds, samples):
         thread.join()
     time.sleep(7)  # the crowd and the last streams gone, and a look at the connections since: the end state
     with open(samples, "a", newline="") as handle:
-        csv.writer(handle).writerow([round(time.monotonic() - started, 1), *sample(gateway_pid), *sample(service_pid), *answers(gateway)])
+        csv.writer(handle).writerow([round(time.monotonic() - started, 1), *sample(gateway_pid), *sample(service_pid), *(answers(gateway) or counted)])
 
 
 def slope(points):
@@ -161,11 +171,12 @@ def report(samples, wrk_lines, target, date, commit, cpus):
     runs = {run["kind"]: run for run in (json.loads(line) for line in open(wrk_lines) if line.strip())}
     seconds = rows[-2]["seconds"] + 5
     crowd = (CROWD_FROM * seconds, CROWD_TO * seconds)
-    # The slopes over calm stretches, in kB per minute: from the second minute (the first fills caches; a
-    # tenth of a short trial run) to the crowd, and from 60% of the run (the crowd gone, its memory given
-    # back) to the end.
+    # The slopes over calm stretches, in kB per minute: from 20% of the run (locations-service's memory
+    # climbs for its first 5 minutes of posting back to back, as its pools and buffers reach the sizes the
+    # load needs, then holds) to the crowd, and from 60% of the run (the crowd gone, its memory given back)
+    # to the end.
     stretches = {
-        "before the crowd": [r for r in rows[:-1] if min(60, 0.1 * seconds) <= r["seconds"] < crowd[0] - 5],
+        "before the crowd": [r for r in rows[:-1] if 0.2 * seconds <= r["seconds"] < crowd[0] - 5],
         "after the crowd": [r for r in rows[:-1] if r["seconds"] >= 0.6 * seconds],
     }
     per_minute = lambda key, rows: slope([(r["seconds"] / 60, r[key]) for r in rows])

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak: mixed traffic through the gateway for 10 minutes (wrk reading and posting back to back, each of
+# The soak: mixed traffic through the gateway for 30 minutes (wrk reading and posting back to back, each of
 # its connections kept for the whole run, as a proxy in front of the gateway keeps its own), logins,
 # live-feed subscribers coming and going and a crowd of 5,000 that comes and leaves (bench/soak.py). Every
 # 5 s: both services' resident memory and open descriptors, and the gateway's count of answers. Reports the
@@ -7,7 +7,7 @@
 # than bench/soak.py's bound away from the crowd. Writes the "Soak" section of BENCHMARKS.md.
 # Release builds in .build-bench/; its own PostgreSQL (default durability) and services on loopback.
 #
-# Usage (as root on Debian 12; installs wrk if missing): bench/soak.sh      (MINUTES=2 for a trial run)
+# Usage (as root on Debian 12; installs wrk if missing): bench/soak.sh      (MINUTES=5 for a trial run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -16,7 +16,7 @@ source Tests/browser/stack.sh
 ensure_toolchain
 results_dir=$root/bench/results
 mkdir -p "$results_dir"
-minutes=${MINUTES:-10}
+minutes=${MINUTES:-30}
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 ulimit -n "$(ulimit -Hn)"
 
