@@ -67,8 +67,6 @@ struct PreparedConnectionState {
     /// the head alone (HEAD). While there are any, every request goes to the router too: answering it here
     /// would overtake their responses on a pipelined connection.
     private var routed = CircularBuffer<Bool>()
-    /// Whether the router's answer being written answers a HEAD: it goes out with its head alone.
-    private(set) var routedAnswerIsHeadOnly = false
     private var held = CircularBuffer<HTTPServerRequestPart>()
     private var readPending = false
     private var shutdownPending = false
@@ -183,15 +181,12 @@ struct PreparedConnectionState {
         return false
     }
 
-    /// The router wrote the final head of its oldest owed answer.
-    mutating func routedAnswerStarted() {
-        routedAnswerIsHeadOnly = routed.first ?? false
-    }
+    /// Whether the router's answer being written (its oldest owed) answers a HEAD: it goes out with its head alone.
+    var routedAnswerIsHeadOnly: Bool { routed.first ?? false }
 
     /// The router finished one of its answers.
     mutating func routedAnswerEnded() {
         _ = routed.popFirst()
-        routedAnswerIsHeadOnly = false
     }
 
     private var isAwaiting: Bool {

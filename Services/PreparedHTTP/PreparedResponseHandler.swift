@@ -169,23 +169,22 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         switch unwrapOutboundIn(data) {
         case .head(var head):
             // An interim `100 Continue` is not an answer yet.
-            if head.status.code >= 200 {
-                headers.stamp(&head)
-                state.routedAnswerStarted()
-            }
+            if head.status.code >= 200 { headers.stamp(&head) }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
-        case .body where state.routedAnswerIsHeadOnly:
-            // The answer to a HEAD has the head a GET would have had, and no body (RFC 9110 §9.3.2): the
-            // encoder is not told which requests the router answers (`HTTP1ChannelWithPreparedAnswers`),
-            // so it is left out here. An empty part keeps the writes' promises in order.
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer()))), promise: promise)
         case .body:
-            context.write(data, promise: promise)
+            context.write(state.routedAnswerIsHeadOnly ? nothing : data, promise: promise)
         case .end:
-            // Nor the last chunk of a chunked body that is not sent.
-            let headOnly = state.routedAnswerIsHeadOnly
+            let part = state.routedAnswerIsHeadOnly ? nothing : data
             state.routedAnswerEnded()
-            context.write(headOnly ? wrapOutboundOut(.body(.byteBuffer(ByteBuffer()))) : data, promise: promise)
+            context.write(part, promise: promise)
         }
+    }
+
+    /// What is written in place of a body part or end of an answer to a HEAD, which has the head a GET would
+    /// have had and no body (RFC 9110 §9.3.2), nor the last chunk of a chunked one: the encoder is not told
+    /// which requests the router answers (`HTTP1ChannelWithPreparedAnswers`), so they are left out here. An
+    /// empty part in their place keeps the writes' promises in order.
+    private var nothing: NIOAny {
+        wrapOutboundOut(.body(.byteBuffer(ByteBuffer())))
     }
 }

@@ -27,7 +27,6 @@ import Testing
         func resumeReading() -> Bool { state.resumeReading() }
         func readRequested() -> Bool { state.readRequested() }
         func shutdownRequested() -> Bool { state.shutdownRequested() }
-        func routedAnswerStarted() { state.routedAnswerStarted() }
         func routedAnswerEnded() { state.routedAnswerEnded() }
         var routedAnswerIsHeadOnly: Bool { state.routedAnswerIsHeadOnly }
     }
@@ -103,10 +102,8 @@ import Testing
             _ = state.receive(head(method, "/other"))
             _ = state.receive(.end(nil))
         }
-        state.routedAnswerStarted()
         #expect(state.routedAnswerIsHeadOnly)
         state.routedAnswerEnded()
-        state.routedAnswerStarted()
         #expect(!state.routedAnswerIsHeadOnly)
         state.routedAnswerEnded()
         #expect(state.receive(head(.GET, "/list")) == .take(route: "GET /list"))
