@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, starts a private PostgreSQL, builds, tests.
+# Runs every test but the longest: installs what is missing, starts a private PostgreSQL, builds, tests
+# (contract, router, PostgreSQL, end-to-end with schemathesis, the web client in a browser, faults).
+# scripts/test-long.sh runs the longer proofs (fuzzing, the compose bring-up); .ci/run runs both.
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ReplayTests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,9 +57,4 @@ else
     # Faults under load (kill -9, the database stopped, restarted, out of disk, the hop cut): nothing
     # acknowledged is lost and every refusal is an honest 503 in time. Timed, so after the parallel phase.
     scripts/fault-test.sh
-    # A short coverage-guided pass over the parsers of client input (bench/fuzz.sh runs a million each).
-    scripts/fuzz.sh 20000
-    # docker-compose.yml brought up as users run it, in a Docker engine of its own (about 13 minutes,
-    # most of it the image's Swift release build).
-    scripts/compose-test.sh
 fi
