@@ -22,14 +22,12 @@ func buildApplication(
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
     let parts = GatewayParts(configuration, client: client, registry: registry, clock: clock, logger: logger)
     let counters = RequestCounters(registry: registry)
-    let hotRead = LatestListHotRead(latest: parts.latest)
+    let routes = try buildRouter(parts, configuration, counters: counters, registry: registry, logger: logger)
+    let table = routes.table()
     var app = Application(
-        router: try buildRouter(parts, configuration, counters: counters, registry: registry, logger: logger),
+        router: routes.router,
         server: .http1(
-            serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits,
-            prepared: { request in
-                hotRead.answer(request).map(PreparedHandling.answer) ?? parts.writes.handling(request) ?? parts.events.handling(request)
-            }),
+            serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: table.answer),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         services: [
             client, parts.sessionAnnouncements, HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed,
@@ -42,13 +40,15 @@ func buildApplication(
     return app
 }
 
-/// The routes and their middleware: what a request meets once the server has read it (the write path's
-/// answers before the router are `parts.writes`). Router-level tests use it alone, without a server.
+/// The routes and their middleware: what a request meets once the server has read it, and, for the routes
+/// that declare one, how it is answered before the router (the default list, the writes, the live stream).
+/// Router-level tests use it alone, without a server.
 func buildRouter(
     _ parts: GatewayParts, _ configuration: GatewayConfiguration, counters: RequestCounters, registry: PrometheusCollectorRegistry,
     logger: Logger
-) throws -> Router<GatewayRequestContext> {
+) throws -> PreparedRoutes<GatewayRequestContext> {
     let router = Router(context: GatewayRequestContext.self)
+    let prepared = PreparedRoutes(router)
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(ClientAddressMiddleware(trustedProxies: configuration.limits.trustedProxies))
     let routes = UnknownRouteMiddleware.Routes()
@@ -82,19 +82,19 @@ func buildRouter(
     }
     GeocodeController(gazetteer: try Gazetteer.bundled(), upstream: upstreamGeocoder, logger: logger)
         .addRoutes(to: router.group("v1/geocode").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false))))
-    parts.events
-        .addRoutes(to: router.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)))
+    parts.events.addRoutes(
+        to: prepared.group("v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse)), routes: prepared)
     let proxy = LocationsProxyController(locations: parts.locations, writes: parts.writes, latest: parts.latest)
     for (path, legacy) in LocationsProxyController.mounts {
-        proxy.addRoutes(to: router.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), legacyParse: legacy)
+        proxy.addRoutes(
+            to: prepared.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), routes: prepared, legacyParse: legacy)
     }
-    routes.know(router.routes)
-    return router
+    routes.know(prepared.table())
+    return prepared
 }
 
 /// The gateway's parts over one database client: identity and sessions, the clients of the services
-/// behind it, the latest-list cache and the live feed, and the two routes with a door before the router:
-/// the write path that forwards pins and the live stream.
+/// behind it, the latest-list cache and the live feed, the write path that forwards pins and the live stream.
 struct GatewayParts {
     let database: Database
     /// For the outside services (Udacity, a geocoder); locations-service has a client of its own.

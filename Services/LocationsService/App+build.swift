@@ -19,12 +19,12 @@ func buildApplication(
     let parts = ServiceParts(client: client, registry: registry, logger: logger)
     let token = InternalToken(configuration.internalToken)
     let counters = RequestCounters(registry: registry)
-    let hotRead = HotRead(cache: parts.cache, token: token)
+    let routes = buildRouter(parts, token: token, counters: counters, registry: registry)
+    let table = routes.table()
     var app = Application(
-        router: buildRouter(parts, token: token, counters: counters, registry: registry),
+        router: routes.router,
         server: .http1(
-            serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits,
-            prepared: { hotRead.answer($0).map(PreparedHandling.answer) }),
+            serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits, prepared: table.answer),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         // Stopped in reverse order: the server drains its requests, then the writers their queue, the cache
         // refuses whoever still waits for a list, and the pool closes.
@@ -36,21 +36,24 @@ func buildApplication(
     return app
 }
 
-/// The routes and their middleware: what a request meets once the server has read it. Router-level tests
-/// use it alone, without a server, and without a database for what needs none.
+/// The routes and their middleware: what a request meets once the server has read it, and how the hot read
+/// is answered before the router. Router-level tests use it alone, without a server, and without a database
+/// for what needs none.
 func buildRouter(
     _ parts: ServiceParts, token: InternalToken, counters: RequestCounters, registry: PrometheusCollectorRegistry
-) -> Router<BasicRequestContext> {
+) -> PreparedRoutes<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
+    let routes = PreparedRoutes(router)
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
     router.middlewares.add(RequestCountingMiddleware(counters))
     router.middlewares.add(ParseErrorMiddleware())
     HealthController(database: parts.database, registry: registry, token: token).addRoutes(to: router)
-    let locations = router.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
+    let locations = routes.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
     ChangesController(events: parts.events, watch: parts.watch).addRoutes(to: locations)
-    LocationsController(commands: parts.commands, readModel: parts.readModel, cache: parts.cache).addRoutes(to: locations)
-    return router
+    LocationsController(commands: parts.commands, readModel: parts.readModel, cache: parts.cache, token: token)
+        .addRoutes(to: locations, routes: routes)
+    return routes
 }
 
 /// The service's parts over one database client: the log, the read model, the cache kept coherent across

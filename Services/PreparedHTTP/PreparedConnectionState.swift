@@ -22,18 +22,6 @@ struct PreparedConnectionState {
         case respond(PreparedDeferral, body: ByteBuffer?)
         /// Open the stream; if it is refused, write the refusal and call `answerWritten()`.
         case open(PreparedStreamOpening)
-
-        static func == (lhs: Action, rhs: Action) -> Bool {
-            switch (lhs, rhs) {
-            case (.route(let a), .route(let b)): a == b
-            case (.none, .none): true
-            case (.take(let a), .take(let b)): a == b
-            case (.answer(let a), .answer(let b)): a.head == b.head && a.body == b.body
-            case (.respond(let a, let bodyA), .respond(let b, let bodyB)): a.bodyLimit == b.bodyLimit && bodyA == bodyB
-            case (.open(let a), .open(let b)): a.headers == b.headers
-            default: false
-            }
-        }
     }
 
     /// After one of the handler's answers is written.
@@ -124,23 +112,12 @@ struct PreparedConnectionState {
     private func take(_ head: HTTPRequestHead) -> (Reading, route: String)? {
         guard routed.isEmpty, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect") else { return nil }
         let request = PreparedRequest(method: head.method, target: head.uri, headers: head.headers)
-        guard let handling = prepared(request) else { return nil }
+        guard let (handling, route) = prepared(request) else { return nil }
         switch handling {
-        case .answer(let answer): return (.answering(answer), Self.route(request))
-        case .deferred(let deferral): return (.collecting(deferral, body: ByteBuffer()), Self.route(request))
-        case .stream(let opening): return (.opening(opening), Self.route(request))
+        case .answer(let answer): return (.answering(answer), route)
+        case .deferred(let deferral): return (.collecting(deferral, body: ByteBuffer()), route)
+        case .stream(let opening): return (.opening(opening), route)
         }
-    }
-
-    /// The pattern of a path the handler answers, as the router names its routes: a collection is its own
-    /// pattern; a PUT or DELETE names one pin, whose id is the last segment. From the path the request
-    /// already split off its query, by bytes.
-    static func route(_ request: PreparedRequest) -> String {
-        let path = request.path
-        if request.method == .PUT || request.method == .DELETE, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
-            return "\(request.method.rawValue) \(path[...slash]):objectId"
-        }
-        return "\(request.method.rawValue) \(path)"
     }
 
     mutating func answerWritten() -> AfterAnswer {

@@ -5,7 +5,7 @@ import NIOHTTP1
 
 /// A response decided without the router: status, headers, body, and the head already rendered to bytes
 /// (status line, headers, `Content-Length`), since the same answer is sent many times.
-public struct PreparedResponse: Sendable {
+public struct PreparedResponse: Sendable, Equatable {
     public let status: HTTPResponse.Status
     public private(set) var headers: HTTPFields
     public let body: ByteBuffer?

@@ -39,35 +39,36 @@ import Testing
     /// to `echoes`, streams GET /stream (starting with "hello"; refused with 429 when the request has
     /// `X-Refuse`), and leaves everything else to the router, behind NIO's HTTP encoder as on a real connection.
     func connection(reports: Reports = Reports(), echoes: Echoes = Echoes()) throws -> EmbeddedChannel {
+        let handling: @Sendable (PreparedRequest) -> PreparedHandling? = { request in
+            if request.method == .POST, request.path == "/echo" {
+                return .deferred(
+                    PreparedDeferral(bodyLimit: 8) { body, loop in
+                        guard let body else {
+                            return loop.makeSucceededFuture(
+                                PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))
+                        }
+                        let promise = loop.makePromise(of: PreparedResponse.self)
+                        echoes.bodies.append(String(buffer: body))
+                        echoes.promises.append(promise)
+                        return promise.futureResult
+                    })
+            }
+            if request.method == .GET, request.path == "/stream" {
+                let refuse = request.header(HTTPField.Name("X-Refuse")!) != nil
+                return .stream(
+                    PreparedStreamOpening(headers: [.contentType: "text/event-stream"]) { stream in
+                        if refuse {
+                            return .refused(PreparedResponse(status: .tooManyRequests, headers: [:], body: ByteBuffer(string: "no")))
+                        }
+                        return .admitted { stream.write(PreparedStream.Chunk(ByteBuffer(string: "hello"))) }
+                    })
+            }
+            guard request.method == .GET, request.path == "/list" else { return nil }
+            return .answer(request.header(.ifNoneMatch)?.contains("\"abc\"") == true ? Self.notModified : Self.list)
+        }
         let handler = PreparedResponseHandler(
             serverName: "test-server", logger: Logger(label: "test"),
-            prepared: { request in
-                if request.method == .POST, request.path == "/echo" {
-                    return .deferred(
-                        PreparedDeferral(bodyLimit: 8) { body, loop in
-                            guard let body else {
-                                return loop.makeSucceededFuture(
-                                    PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))
-                            }
-                            let promise = loop.makePromise(of: PreparedResponse.self)
-                            echoes.bodies.append(String(buffer: body))
-                            echoes.promises.append(promise)
-                            return promise.futureResult
-                        })
-                }
-                if request.method == .GET, request.path == "/stream" {
-                    let refuse = request.header(HTTPField.Name("X-Refuse")!) != nil
-                    return .stream(
-                        PreparedStreamOpening(headers: [.contentType: "text/event-stream"]) { stream in
-                            if refuse {
-                                return .refused(PreparedResponse(status: .tooManyRequests, headers: [:], body: ByteBuffer(string: "no")))
-                            }
-                            return .admitted { stream.write(PreparedStream.Chunk(ByteBuffer(string: "hello"))) }
-                        })
-                }
-                guard request.method == .GET, request.path == "/list" else { return nil }
-                return .answer(request.header(.ifNoneMatch)?.contains("\"abc\"") == true ? Self.notModified : Self.list)
-            },
+            prepared: { request in handling(request).map { ($0, "\(request.method.rawValue) \(request.path)") } },
             answered: { route, status, _ in reports.lines.withLock { $0.append("\(route) \(status.code)") } })
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), OutboundEvents(), handler])

@@ -13,7 +13,7 @@ struct RequestCountersTests {
         counters.answered(route: "GET /v1/StudentLocation", status: .ok, since: .now, door: .prepared)
         counters.answered(route: "GET /v1/StudentLocation", status: .notModified, since: .now, door: .prepared)
         counters.answered(route: "GET /v1/StudentLocation", status: .ok, since: .now, door: .router)
-        counters.answered(route: "PUT /v1/StudentLocation/:objectId", status: .notFound, since: .now, door: .router)
+        counters.answered(route: "PUT /v1/StudentLocation/{objectId}", status: .notFound, since: .now, door: .router)
 
         let samples = Self.samples(registry)
         #expect(samples[#"onthemap_http_requests_total{status="2xx",door="prepared"}"#] == 1)
@@ -23,8 +23,8 @@ struct RequestCountersTests {
         let duration = "onthemap_http_request_duration_seconds_count"
         #expect(samples[#"\#(duration){route="GET /v1/StudentLocation",status="2xx"}"#] == 2, "both doors, one route")
         #expect(samples[#"\#(duration){route="GET /v1/StudentLocation",status="3xx"}"#] == 1)
-        #expect(samples[#"\#(duration){route="PUT /v1/StudentLocation/:objectId",status="4xx"}"#] == 1)
-        #expect(samples[#"\#(duration){route="PUT /v1/StudentLocation/:objectId",status="2xx"}"#] == 0)
+        #expect(samples[#"\#(duration){route="PUT /v1/StudentLocation/{objectId}",status="4xx"}"#] == 1)
+        #expect(samples[#"\#(duration){route="PUT /v1/StudentLocation/{objectId}",status="2xx"}"#] == 0)
     }
 
     @Test func routesPastTheBoundAreTimedAsOther() {

@@ -1,13 +1,14 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PreparedHTTP
 import ServiceKit
 
 /// The request context: Hummingbird's own, plus the client's address for login throttling.
-struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext {
+struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext, PreparedRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
-    /// The connection's event loop: a forwarded write is answered on it.
+    /// The connection's event loop: a forwarded write is answered on it, and a live stream written from it.
     let eventLoop: any EventLoop
     /// Completes when the connection closes: a live stream ends with it, at once.
     let connectionClosed: EventLoopFuture<Void>

@@ -10,9 +10,8 @@ import ServiceKit
 /// and reaches locations-service as the session's account, whatever identity the body claims.
 ///
 /// It runs on the client connection's event loop from start to end (the session from this replica's
-/// cache, the service over `InternalHTTPClient` on the same loop), and is reached by two doors: before
-/// the router, for keep-alive HTTP/1.1 requests (`handling`), and from the router for the rest. Both
-/// give the same answers.
+/// cache, the service over `InternalHTTPClient` on the same loop), as a deferred answer that both doors
+/// give (`LocationsProxyController` declares the routes).
 struct LocationWriteForwarder: Sendable {
     let locations: LocationsClient
     let sessions: Sessions
@@ -32,9 +31,9 @@ struct LocationWriteForwarder: Sendable {
         let requestID: String
     }
 
-    /// The door before the router: a POST to a StudentLocation mount, or a PUT or DELETE of one pin.
-    func handling(_ request: PreparedRequest) -> PreparedHandling? {
-        guard let (legacyParse, objectId) = Self.route(request.method, request.path) else { return nil }
+    /// A POST to a StudentLocation mount, or a PUT or DELETE of one pin (`objectId` as sent: `forward`
+    /// checks it), answered once its body has arrived.
+    func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool) -> PreparedHandling {
         let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
         let (method, headers) = (request.method, request.headers)
         return .deferred(
@@ -44,25 +43,6 @@ struct LocationWriteForwarder: Sendable {
                         method: method, objectId: objectId, legacyParse: legacyParse, headers: headers,
                         body: body, requestID: requestID), on: eventLoop)
             })
-    }
-
-    /// Which writes the door before the router takes, as (whether the path is a legacy Parse one, the pin's id
-    /// for a PUT or DELETE, as sent: `forward` checks it, as it does for the router's door).
-    static func route(_ method: HTTPMethod, _ path: Substring) -> (Bool, String?)? {
-        for (mount, legacy) in LocationsProxyController.mounts {
-            guard path.hasPrefix(mount) else { continue }
-            let rest = path.dropFirst(mount.count)
-            switch method {
-            case .POST where rest.isEmpty:
-                return (legacy, nil)
-            case .PUT, .DELETE:
-                guard rest.first == "/", rest.count > 1, !rest.dropFirst().contains("/") else { return nil }
-                return (legacy, String(rest.dropFirst()))
-            default:
-                return nil
-            }
-        }
-        return nil
     }
 
     func forward(_ write: Write, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {

@@ -4,11 +4,13 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 import OnTheMapShared
+import PreparedHTTP
 import ServiceKit
 
 /// The StudentLocation routes, under `/v1` and the legacy Parse paths: reads pass through (the default list
 /// from the gateway's copy when it can be trusted), carrying only what the public API documents; writes go
-/// to `LocationWriteForwarder`, which most of them reach before the router already.
+/// to `LocationWriteForwarder`. The default list and the writes are answered before the router too
+/// (`PreparedRoutes`), from the same declarations.
 struct LocationsProxyController: Sendable {
     let locations: LocationsClient
     let writes: LocationWriteForwarder
@@ -17,28 +19,34 @@ struct LocationsProxyController: Sendable {
     /// Where the routes are mounted: v1, and the legacy Parse paths (`true`).
     static let mounts = [("/v1/StudentLocation", false), ("/parse/classes/StudentLocation", true), ("/1/classes/StudentLocation", true)]
 
-    func addRoutes(to group: RouterGroup<GatewayRequestContext>, legacyParse: Bool) {
-        group.get { request, context in try await list(request, context: context) }
-        group.post { request, context in try await write(request, context: context, objectId: nil, legacyParse: legacyParse) }
+    func addRoutes(to group: RouterGroup<GatewayRequestContext>, routes: PreparedRoutes<GatewayRequestContext>, legacyParse: Bool) {
+        group.on(method: .get, routes: routes, early: { request, _ in cachedList(request).map(PreparedHandling.answer) }, use: list)
+        group.on(method: .post, routes: routes) { request, _ in
+            writes.handling(request, objectId: nil, legacyParse: legacyParse)
+        }
         group.get(":objectId") { request, context in
             try await read(request, context: context, objectId: context.parameters.get("objectId"))
         }
-        group.put(":objectId") { request, context in
-            try await write(request, context: context, objectId: context.parameters.get("objectId"), legacyParse: legacyParse)
-        }
-        group.delete(":objectId") { request, context in
-            try await write(request, context: context, objectId: context.parameters.get("objectId"), legacyParse: legacyParse)
+        for method in [HTTPRequest.Method.put, .delete] {
+            group.on(":objectId", method: method, routes: routes) { request, parameters in
+                writes.handling(request, objectId: parameters.get("objectId"), legacyParse: legacyParse)
+            }
         }
     }
 
-    /// The default list comes from the gateway's cache when it can be trusted; anything else is forwarded.
-    private func list(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+    /// The default list from the gateway's copy, while it can be trusted.
+    private func cachedList(_ request: PreparedRequest) -> PreparedResponse? {
+        guard LatestListQuery.matches(request.query), let list = latest.current else { return nil }
+        var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.resolve(request.header(.requestID))))
+        return answer
+    }
+
+    /// Any list but the default one from a trusted copy: forwarded (and the default one kept when it comes back).
+    @Sendable private func list(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let query = try Self.listQuery(request.uri.query)
         guard LatestListQuery.matches(query.map { Substring($0) }) else {
             return try await read(request, context: context, objectId: nil, query: query)
-        }
-        if let entry = latest.current {
-            return entry.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
         }
         let generation = latest.generation
         let answer = try await fetch(request, context: context, objectId: nil, query: query)
@@ -56,7 +64,7 @@ struct LocationsProxyController: Sendable {
 
     private func fetch(_ request: Request, context: GatewayRequestContext, objectId: String?, query: String?) async throws -> LocationsClient.Answer {
         return try await locations.send(
-            method: .GET, path: LocationsClient.locationPath(objectId), query: query, headers: Self.headers(of: request),
+            method: .GET, path: LocationsClient.locationPath(objectId), query: query, headers: PreparedRequest(request).headers,
             body: nil, actor: nil, requestID: context.requestID)
     }
 
@@ -73,23 +81,5 @@ struct LocationsProxyController: Sendable {
             kept.append(pair)
         }
         return kept.isEmpty ? nil : kept.joined(separator: "&")
-    }
-
-    /// The door from the router, for the writes that did not skip it (HTTP/1.0, a closing connection, a
-    /// body sent after `Expect: 100-continue`, a request pipelined behind a routed one).
-    private func write(_ request: Request, context: GatewayRequestContext, objectId: String?, legacyParse: Bool) async throws -> Response {
-        let body = try? await request.body.collect(upTo: LocationWriteForwarder.maximumBodySize)
-        let write = LocationWriteForwarder.Write(
-            method: HTTPMethod(rawValue: request.method.rawValue), objectId: objectId, legacyParse: legacyParse,
-            headers: Self.headers(of: request), body: body, requestID: context.requestID)
-        return try await writes.forward(write, on: context.eventLoop).get().response
-    }
-
-    /// The request's headers as NIO spells them, `Host` among them.
-    private static func headers(of request: Request) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        if let authority = request.head.authority { headers.add(name: "Host", value: authority) }
-        for field in request.headers { headers.add(name: field.name.canonicalName, value: field.value) }
-        return headers
     }
 }

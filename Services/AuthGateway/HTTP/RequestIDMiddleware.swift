@@ -15,6 +15,13 @@ struct RequestIDMiddleware: RouterMiddleware {
         let id = Self.resolve(request.headers[Self.header])
         context.requestID = id
         context.logger[metadataKey: "request_id"] = "\(id)"
+        // The answers a route gives at both doors read the id from the request (`resolve`).
+        var request = request
+        if request.headers[Self.header] != id {
+            var head = request.head
+            head.headerFields[Self.header] = id
+            request = Request(head: head, body: request.body)
+        }
         var response = try await next(request, context)
         response.headers[Self.header] = id
         return response

@@ -1,5 +1,6 @@
 import Hummingbird
 import OnTheMapShared
+import PreparedHTTP
 import ServiceKit
 import Synchronization
 
@@ -8,34 +9,17 @@ import Synchronization
 struct UnknownRouteMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
 
-    /// The router's own list of its routes, handed over once every route is added (`know`); the paths
-    /// and their methods are spelled only where the routes are added.
+    /// The router's routes (`PreparedRoutes.table()`), handed over once every route is added (`know`): the
+    /// paths and their methods are spelled only where the routes are added.
     final class Routes: Sendable {
-        private let known = Mutex<[(pattern: [Substring], method: HTTPRequest.Method)]>([])
+        private let known = Mutex(RouteTable())
 
-        func know(_ routes: [Router<Context>.RouteDescription]) {
-            // A captured segment (`:objectId`, written `{objectId}`) or a wildcard matches any one segment.
-            let patterns = routes.map { route in
-                let pattern = route.path.components.map { segment -> Substring in
-                    let text = segment.description
-                    return text.hasPrefix("{") || text == "*" ? "*" : Substring(text)
-                }
-                return (pattern, route.method)
-            }
-            known.withLock { $0 = patterns }
+        func know(_ table: RouteTable) {
+            known.withLock { $0 = table }
         }
 
-        /// The methods routed on a path of these segments. As in the router, a segment spelled out wins over
-        /// a capture: `/v1/StudentLocation/events` takes GET only, not what `/v1/StudentLocation/:objectId` takes.
-        func methods(on segments: [Substring]) -> [HTTPRequest.Method] {
-            let matching = known.withLock { known in
-                known.filter { route in
-                    route.pattern.count == segments.count && zip(route.pattern, segments).allSatisfy { $0 == "*" || $0 == $1 }
-                }
-            }
-            let captures = matching.map { route in route.pattern.map { $0 == "*" ? 1 : 0 } }
-            guard let closest = captures.min(by: { $0.lexicographicallyPrecedes($1) }) else { return [] }
-            return zip(matching, captures).filter { $0.1 == closest }.map(\.0.method)
+        func methods(on path: Substring) -> [HTTPRequest.Method] {
+            known.withLock { $0.methods(on: path) }
         }
     }
 
@@ -45,7 +29,7 @@ struct UnknownRouteMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
-            let allowed = routes.methods(on: request.uri.path.split(separator: "/"))
+            let allowed = routes.methods(on: Substring(request.uri.path))
             var json = JSONWriter()
             json.beginObject()
             if allowed.isEmpty {

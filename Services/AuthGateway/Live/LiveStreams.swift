@@ -6,8 +6,7 @@ import PreparedHTTP
 /// stream was subscribed on.
 protocol LiveStream: AnyObject, Sendable {
     func deliver(_ message: LiveFeed.Message)
-    /// The gateway is shutting down. Returns what completes once the stream's connection has closed, or
-    /// nil when the router's task holds that connection (the server waits for those itself).
+    /// The gateway is shutting down. Returns what completes once the stream has ended.
     func end() -> EventLoopFuture<Void>?
 }
 
@@ -47,9 +46,9 @@ final class LoopStreams: @unchecked Sendable {
     }
 }
 
-/// A live stream served before the router (`EventsController.handling`): each change is one write, to its
-/// connection, of a chunk made once for every stream; no task of its own waits for it.
-final class ChannelLiveStream: LiveStream, @unchecked Sendable {
+/// A live stream (`EventsController.stream`): each change is one write of a chunk made once for every
+/// stream; before the router, to its connection, with no task of its own waiting for it.
+final class LiveStreamWriter: LiveStream, @unchecked Sendable {
     private let stream: PreparedStream
     /// The newest change sent: what the log gives while catching up and the feed gives again is sent once.
     private var last: LogPosition?
@@ -117,33 +116,5 @@ final class ChannelLiveStream: LiveStream, @unchecked Sendable {
         let waiting = held ?? []
         held = nil
         for message in waiting { send(message) }
-    }
-}
-
-/// A live stream the router serves (an HTTP/1.0 client's, say): what the feed hands it waits in an
-/// `AsyncStream` for the response body's writer, up to `LiveFeed.backlogLimit` changes.
-final class QueuedLiveStream: LiveStream {
-    let messages: AsyncStream<LiveFeed.Message>
-    private let continuation: AsyncStream<LiveFeed.Message>.Continuation
-
-    init(limit: Int = LiveFeed.backlogLimit) {
-        // The oldest are kept: what is dropped is newer than all the client will get, so it is in the
-        // stretch of the log the client reads on reconnecting.
-        (messages, continuation) = AsyncStream.makeStream(of: LiveFeed.Message.self, bufferingPolicy: .bufferingOldest(limit))
-    }
-
-    /// Hands `message` on, and ends the stream when it has no room left for it.
-    func deliver(_ message: LiveFeed.Message) {
-        if case .dropped = continuation.yield(message) { continuation.finish() }
-    }
-
-    @discardableResult func end() -> EventLoopFuture<Void>? {
-        continuation.finish()
-        return nil
-    }
-
-    /// Runs `body` once the stream has ended, whichever way.
-    func whenEnded(_ body: @escaping @Sendable () -> Void) {
-        continuation.onTermination = { _ in body() }
     }
 }

@@ -57,7 +57,7 @@ func withGatewayRouter(_ body: @escaping @Sendable (any TestClientProtocol) asyn
     let router = try buildRouter(
         parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
     do {
-        try await Application(router: router).test(.router, body)
+        try await Application(router: router.router).test(.router, body)
     } catch {
         try await parts.httpClient.shutdown()
         throw error

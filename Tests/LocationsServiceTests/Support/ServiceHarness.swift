@@ -36,7 +36,7 @@ func withRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throw
     let parts = ServiceParts(client: client, registry: registry, logger: TestDatabase.logger)
     let router = buildRouter(
         parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)
-    try await Application(router: router).test(.router, body)
+    try await Application(router: router.router).test(.router, body)
 }
 
 extension TestClientProtocol {

@@ -1,0 +1,138 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import PreparedHTTP
+
+/// A route declared once answers the same at both doors: the table the door before the router consults
+/// is made from the router's own routes, and the router's handler from the same declaration.
+@Suite struct PreparedRoutesTests {
+    static let list = PreparedResponse(status: .ok, headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"results":[]}"#))
+
+    /// GET /things from memory unless `?fresh`, POST and PUT /things/{id} deferred (echoing the id and the
+    /// body), GET /things/latest and GET /things/{id} for the router alone, and a group with a middleware.
+    static func routes() -> PreparedRoutes<BasicRequestContext> {
+        let routes = PreparedRoutes(Router())
+        let things = routes.group("things")
+        things.on(
+            method: .get, routes: routes, early: { request, _ in request.query == "fresh" ? nil : .answer(list) },
+            use: { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "fetched"))) })
+        for method in [HTTPRequest.Method.post, .put] {
+            things.on(method == .post ? "" : ":id", method: method, routes: routes) { request, parameters in
+                let id = parameters.get("id") ?? "-"
+                return .deferred(
+                    PreparedDeferral(bodyLimit: 8) { body, loop in
+                        let text = body.map { String(buffer: $0) } ?? "too large"
+                        return loop.makeSucceededFuture(
+                            PreparedResponse(status: .created, headers: [:], body: ByteBuffer(string: "\(request.method) \(id) \(text)")))
+                    })
+            }
+        }
+        things.get("latest") { _, _ in "latest" }
+        things.get(":id") { _, context in context.parameters.get("id") ?? "" }
+        return routes
+    }
+
+    func ask(_ table: RouteTable, _ method: HTTPMethod, _ target: String) -> (handling: PreparedHandling, route: String)? {
+        table.answer(PreparedRequest(method: method, target: target, headers: [:]))
+    }
+
+    @Test func theDoorBeforeTheRouterTakesTheDeclaredRoutesUnderTheRoutersNames() throws {
+        let table = Self.routes().table()
+        #expect(ask(table, .GET, "/things?limit=1")?.route == "GET /things")
+        #expect(ask(table, .POST, "/things")?.route == "POST /things")
+        #expect(ask(table, .PUT, "/things/abc")?.route == "PUT /things/{id}")
+        guard case .answer(let answer) = ask(table, .GET, "/things")?.handling else {
+            Issue.record("GET /things is answered from memory")
+            return
+        }
+        #expect(answer.body == Self.list.body)
+    }
+
+    @Test func whatTheDeclarationLeavesOrNeverDeclaredIsTheRouters() {
+        let table = Self.routes().table()
+        #expect(ask(table, .GET, "/things?fresh") == nil, "the early answer left it to the handler")
+        #expect(ask(table, .GET, "/things/abc") == nil, "declared without an early answer")
+        #expect(ask(table, .DELETE, "/things/abc") == nil, "no such route")
+        #expect(ask(table, .PUT, "/things/abc/more") == nil)
+        #expect(ask(table, .PUT, "/things/") == nil, "an empty capture")
+        #expect(ask(table, .POST, "/things/") == nil, "a path the router would read otherwise is left to it")
+        #expect(ask(table, .POST, "/thingsx") == nil)
+        #expect(ask(table, .GET, "/other") == nil)
+    }
+
+    @Test func aLiteralSegmentWinsOverACaptureAsInTheRouter() {
+        let table = Self.routes().table()
+        // /things/latest is a route of its own: a PUT there is the router's 405, not a PUT of a thing "latest".
+        #expect(ask(table, .PUT, "/things/latest") == nil)
+        #expect(ask(table, .PUT, "/things/latest2")?.route == "PUT /things/{id}")
+        #expect(table.methods(on: "/things/latest") == [.get])
+        #expect(Set(table.methods(on: "/things/abc").map(\.rawValue)) == ["PUT", "GET"])
+        #expect(Set(table.methods(on: "/things").map(\.rawValue)) == ["GET", "POST"])
+        #expect(table.methods(on: "/nothing").isEmpty)
+    }
+
+    @Test func theRoutersDoorGivesTheSameAnswers() async throws {
+        try await Application(router: Self.routes().router).test(.router) { client in
+            let list = try await client.execute(uri: "/things", method: .get)
+            #expect(list.status == .ok && String(buffer: list.body) == #"{"results":[]}"#)
+            let fresh = try await client.execute(uri: "/things?fresh", method: .get)
+            #expect(String(buffer: fresh.body) == "fetched")
+            let posted = try await client.execute(uri: "/things", method: .post, body: ByteBuffer(string: "pin"))
+            #expect(posted.status == .created && String(buffer: posted.body) == "POST - pin")
+            let edited = try await client.execute(uri: "/things/abc", method: .put, body: ByteBuffer(string: "moved"))
+            #expect(String(buffer: edited.body) == "PUT abc moved")
+            let tooLarge = try await client.execute(uri: "/things/abc", method: .put, body: ByteBuffer(string: "far too large"))
+            #expect(String(buffer: tooLarge.body) == "PUT abc too large")
+            let latest = try await client.execute(uri: "/things/latest", method: .get)
+            #expect(String(buffer: latest.body) == "latest")
+        }
+    }
+}
+
+/// A stream through the router's door: the same opening decides, and its chunks are the response body.
+@Suite struct RoutedStreamTests {
+    static func routes() -> PreparedRoutes<BasicRequestContext> {
+        let routes = PreparedRoutes(Router())
+        routes.on("stream", method: .get, routes: routes) { request, _ in
+            let refuse = request.header(HTTPField.Name("X-Refuse")!) != nil
+            return .stream(
+                PreparedStreamOpening(headers: [.contentType: "text/event-stream"]) { stream in
+                    if refuse { return .refused(PreparedResponse(status: .tooManyRequests, headers: [:], body: ByteBuffer(string: "no"))) }
+                    return .admitted {
+                        stream.write(PreparedStream.Chunk(ByteBuffer(string: "hello ")))
+                        stream.write(PreparedStream.Chunk(ByteBuffer(string: "world")))
+                        stream.finish()
+                    }
+                })
+        }
+        return routes
+    }
+
+    @Test func anAdmittedStreamIsTheBodyAndARefusedOneItsAnswer() async throws {
+        try await Application(router: Self.routes().router).test(.router) { client in
+            let admitted = try await client.execute(uri: "/stream", method: .get)
+            #expect(admitted.status == .ok && admitted.headers[.contentType] == "text/event-stream")
+            #expect(String(buffer: admitted.body) == "hello world")
+            let refused = try await client.execute(uri: "/stream", method: .get, headers: [HTTPField.Name("X-Refuse")!: "1"])
+            #expect(refused.status == .tooManyRequests && String(buffer: refused.body) == "no")
+        }
+    }
+
+    @Test func aRoutedStreamWhoseWriterFallsBehindIsNoLongerWritable() throws {
+        let loop = EmbeddedEventLoop()
+        let body = RoutedBody(eventLoop: loop)
+        let stream = PreparedStream(body: body, eventLoop: loop, remoteAddress: nil)
+        let chunk = PreparedStream.Chunk(ByteBuffer(repeating: 0x61, count: 16 * 1024))
+        for _ in 0..<3 { stream.write(chunk) }
+        #expect(stream.isWritable, "48 KiB unsent")
+        stream.write(chunk)
+        #expect(!stream.isWritable, "64 KiB unsent: the live stream lets a client this slow go")
+        stream.abort()
+        #expect(!stream.isOpen)
+    }
+}
