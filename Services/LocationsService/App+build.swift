@@ -50,28 +50,33 @@ func buildRouter(
     router.middlewares.add(ParseErrorMiddleware())
     HealthController(database: parts.database, registry: registry, token: token).addRoutes(to: router)
     let locations = routes.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
-    ChangesController(events: parts.events, watch: parts.watch).addRoutes(to: locations)
-    LocationsController(commands: parts.commands, readModel: parts.readModel, cache: parts.cache, token: token)
+    ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: locations)
+    LocationsController(commands: parts.commands, cache: parts.cache, token: token)
         .addRoutes(to: locations, routes: routes)
     return routes
 }
 
 /// The service's parts over one database client: the log, the read model, the cache kept coherent across
-/// replicas, and the commands that write.
+/// replicas, and the commands that write. With `log` given (`MemoryLocationLog`), the pins live there
+/// instead, the cache is trusted from the start (no other replica writes), and `client` serves only the
+/// health routes.
 struct ServiceParts {
     let database: Database
-    let readModel: ReadModel
+    let log: any LocationLog
     let cache: LatestLocationsCache
     let watch: LogWatch
     let notifier: ChangeNotifier
-    let events: EventStore
+    /// The group commit of new pins (idle over a log of another kind).
     let posts: PostAppender
     let commands: LocationCommands
 
-    init(client: PostgresClient, registry: PrometheusCollectorRegistry, logger: Logger) {
+    init(client: PostgresClient, registry: PrometheusCollectorRegistry, logger: Logger, log: (any LocationLog)? = nil) {
         let database = Database(client: client, logger: logger)
-        let readModel = ReadModel(database: database)
-        let cache = LatestLocationsCache { try await readModel.pins(.latest) }
+        let events = EventStore(database: database)
+        let posts = PostAppender(events: events)
+        let log = log ?? PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database))
+        let inMemory = log is MemoryLocationLog
+        let cache = LatestLocationsCache { try await log.pins(.latest) }
         let watch = LogWatch()
         let listening = registry.makeGauge(
             descriptor: MetricNameDescriptor(
@@ -84,23 +89,21 @@ struct ServiceParts {
                 watch.notify()
             },
             onConnectionChange: { connected in
-                cache.setCoherent(connected)
+                cache.setCoherent(connected || inMemory)
                 listening.set(connected ? 1.0 : 0.0)
             })
+        if inMemory { cache.setCoherent(true) }
         let appended = registry.makeCounter(
             descriptor: MetricNameDescriptor(
                 namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
-        let events = EventStore(database: database)
-        let posts = PostAppender(events: events)
         self.database = database
-        self.readModel = readModel
+        self.log = log
         self.cache = cache
         self.watch = watch
         self.notifier = notifier
-        self.events = events
         self.posts = posts
         self.commands = LocationCommands(
-            events: events, posts: posts, readModel: readModel,
+            log: log,
             didAppend: {
                 cache.invalidate()
                 watch.notify()

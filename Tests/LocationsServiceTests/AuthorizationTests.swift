@@ -9,7 +9,7 @@ import Testing
 /// Only the gateway may call the service, writes name their actor, and only owners change pins.
 @Suite struct AuthorizationTests {
     @Test func everyRouteNeedsTheInternalToken() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             for (method, path) in [
                 (HTTPRequest.Method.get, "/v1/StudentLocation"), (.get, "/v1/StudentLocation/abc"),
                 (.post, "/v1/StudentLocation"), (.put, "/v1/StudentLocation/abc"), (.delete, "/v1/StudentLocation/abc"),
@@ -39,19 +39,19 @@ import Testing
     }
 
     @Test func writesWithoutAValidActorAre401AndWriteNothing() async throws {
-        try await withLiveService { client, database in
+        try await withRouter { client, log in
             let missing = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json)
             #expect(missing.status == .unauthorized)
             let garbled = try await client.send(
                 .post, "/v1/StudentLocation", body: TestPin.json,
                 headers: [HTTPField(name: HTTPField.Name(InternalHeaders.actor)!, value: "%%%")])
             #expect(garbled.status == .unauthorized)
-            #expect(try await eventCount(database) == 0)
+            #expect(log.eventCount == 0)
         }
     }
 
     @Test func onlyTheOwnerMayUpdateOrDelete() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let id = try await client.post(as: TestActors.jarrod)
             let update = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.amara, body: #"{"mapString":"Lagos"}"#)
             #expect(update.status == .forbidden)
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func nonASCIINamesSurviveTheActorHeader() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let id = try await client.post(as: TestActors.joao, mapString: "São Paulo, Brazil", latitude: -23.55, longitude: -46.63)
             let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
             #expect(pin.json["firstName"] as? String == "João")

@@ -12,7 +12,7 @@ import Testing
     static let timestamp = #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"#
 
     @Test func postAnswersWithCreatedAtObjectIdAndTheMisspelledCreateAt() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let reply = try await client.send(
                 .post, "/v1/StudentLocation", as: TestActors.jarrod,
                 body: """
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func listItemsCarryAllTenFieldsInContractOrderWithIdentityFromTheActor() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let post = try await client.send(
                 .post, "/v1/StudentLocation", as: TestActors.jarrod,
                 body: """
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func getOneAnswersThePinWithItsVersionAsETag() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let id = try await client.post(as: TestActors.amara, mapString: "Lagos, Nigeria", latitude: 6.45407, longitude: 3.39467)
             let reply = try await client.send(.get, "/v1/StudentLocation/\(id)")
             #expect(reply.status == .ok)
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func putAnswersUpdatedAtPlusObjectIdAndCreateAt() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let post = try await client.send(
                 .post, "/v1/StudentLocation", as: TestActors.jarrod,
                 body: """
@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func deleteAnswersAnEmptyObjectAndThePinIsGone() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let id = try await client.post(as: TestActors.jarrod)
             let reply = try await client.send(.delete, "/v1/StudentLocation/\(id)", as: TestActors.jarrod)
             #expect(reply.status == .ok)
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func unknownObjectIdIs404WithParseCode101() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             for method in [HTTPRequest.Method.get, .put, .delete] {
                 let reply = try await client.send(
                     method, "/v1/StudentLocation/NoSuchPin1", as: TestActors.jarrod,
@@ -145,7 +145,7 @@ import Testing
     }
 
     @Test func malformedQueriesAre400WithParseCode102() async throws {
-        try await withRouter { client in
+        try await withRouter { client, _ in
             for query in ["?limit=ten", "?limit=-1", "?skip=x", "?where=notjson", "?where=%7B%22latitude%22%3A1%7D"] {
                 let reply = try await client.send(.get, "/v1/StudentLocation" + query)
                 #expect(reply.status == .badRequest, "\(query)")

@@ -66,7 +66,8 @@ import Testing
             let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
             let events = EventStore(database: database)
             let posts = PostAppender(events: events)
-            let commands = LocationCommands(events: events, posts: posts, readModel: ReadModel(database: database), didAppend: {})
+            let commands = LocationCommands(
+                log: PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database)), didAppend: {})
             let queued = (0..<50).map { index in
                 Task { try await commands.post(TestPin.input, context: .init(actor: LocationCommandsHarness.owners[index % 40])).objectId }
             }

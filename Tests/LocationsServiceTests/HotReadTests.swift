@@ -8,7 +8,7 @@ import Testing
 /// The default list is served from memory with an ETag, and a write is visible to the next read.
 @Suite struct HotReadTests {
     @Test func latestListCarriesAnETagAndAnswers304WhenUnchanged() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             _ = try await client.post(as: TestActors.jarrod)
             let first = try await client.send(.get, "/v1/StudentLocation?limit=100&order=-updatedAt")
             let etag = try #require(first.headers[.eTag])
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func aWriteIsVisibleToTheVeryNextRead() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let before = try await client.send(.get, "/v1/StudentLocation")
             let id = try await client.post(as: TestActors.amara)
             let after = try await client.send(
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func listsOnlyTheNewestHundred() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             for index in 0..<105 {
                 _ = try await client.post(as: TestActors.jarrod, mapString: "Pin \(index)")
             }

@@ -39,7 +39,7 @@ import Testing
     ]
 
     @Test func oversizedListQueryValuesAre400WithParseCode102() async throws {
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             _ = try await client.post(as: TestActors.jarrod)
             for (query, refusal) in Self.oversizedQueries {
                 let reply = try await client.send(.get, "/v1/StudentLocation?" + query)
@@ -99,7 +99,7 @@ import Testing
     @Test(arguments: hostileBodies.indices)
     func hostileBodiesAre400AndWriteNothing(_ index: Int) async throws {
         let (name, bytes, code) = Self.hostileBodies[index]
-        try await withLiveService { client, database in
+        try await withRouter { client, log in
             let id = try await client.post(as: TestActors.jarrod)
             let before = try await client.send(.get, "/v1/StudentLocation/\(id)").body
             for (method, path) in [(HTTPRequest.Method.post, "/v1/StudentLocation"), (.put, "/v1/StudentLocation/\(id)")] {
@@ -112,12 +112,12 @@ import Testing
                 Self.expectParseRefusal(status, headers, body, .badRequest, code: code, "\(method) \(name)")
             }
             #expect(try await client.send(.get, "/v1/StudentLocation/\(id)").body == before, "\(name)")
-            #expect(try await eventCount(database) == 1, "\(name)")
+            #expect(log.eventCount == 1, "\(name)")
         }
     }
 
     @Test func idsThatCannotNameAPinAre404AndWriteNothing() async throws {
-        try await withLiveService { client, database in
+        try await withRouter { client, log in
             let id = try await client.post(as: TestActors.jarrod)
             for bad in [
                 String(repeating: "a", count: 300), String(id.dropLast()), id + "1", String(id.dropLast()) + "-",
@@ -131,7 +131,7 @@ import Testing
                     #expect(reply.body == #"{"code":101,"error":"Object not found."}"#, "\(method) \(bad.prefix(20))")
                 }
             }
-            #expect(try await eventCount(database) == 1)
+            #expect(log.eventCount == 1)
             #expect(try await client.list().count == 1)
         }
     }
@@ -153,7 +153,7 @@ import Testing
         writer.field("longitude", 13.4)
         writer.endObject()
         let json = writer.string
-        try await withLiveService { client, database in
+        try await withRouter { client, log in
             let id = try await client.post(as: TestActors.jarrod)
             let before = try await client.send(.get, "/v1/StudentLocation/\(id)").body
             let posted = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod, body: json)
@@ -161,7 +161,7 @@ import Testing
             let updated = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod, body: json)
             Self.expectParseRefusal(updated, .badRequest, code: 142, "PUT \(link)")
             #expect(try await client.send(.get, "/v1/StudentLocation/\(id)").body == before)
-            #expect(try await eventCount(database) == 1)
+            #expect(log.eventCount == 1)
         }
     }
 
@@ -201,7 +201,7 @@ import Testing
         writer.field("longitude", 2)
         writer.endObject()
         let body = writer.string
-        try await withLiveService { client, _ in
+        try await withRouter { client, _ in
             let posted = try await client.send(.post, "/v1/StudentLocation", as: actor, body: body)
             let id = try #require(posted.json["objectId"] as? String, "\(posted.body)")
             let escaped = [

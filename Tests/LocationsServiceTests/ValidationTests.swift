@@ -48,7 +48,7 @@ import Testing
     @Test(arguments: rejected.indices)
     func rejectedPostIsAnsweredWithItsParseError(_ index: Int) async throws {
         let (name, body, status, code) = Self.rejected[index]
-        try await withRouter { client in
+        try await withRouter { client, _ in
             let reply = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod, body: body)
             #expect(reply.status.code == status, "\(name): \(reply.body)")
             #expect(reply.json["code"] as? Int == code, "\(name): \(reply.body)")
@@ -57,14 +57,14 @@ import Testing
     }
 
     @Test func rejectedPostsWriteNothing() async throws {
-        try await withLiveService { client, database in
+        try await withRouter { client, log in
             for (name, body, status, _) in Self.rejected {
                 let reply = try await client.send(.post, "/v1/StudentLocation", as: TestActors.jarrod, body: body)
                 #expect(reply.status.code == status, "\(name)")
             }
             let pins = try await client.list()
             #expect(pins.isEmpty)
-            #expect(try await eventCount(database) == 0)
+            #expect(log.eventCount == 0)
         }
     }
 
@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func rejectedUpdateLeavesThePinAsItWas() async throws {
-        try await withLiveService { client, database in
+        try await withRouter { client, log in
             let id = try await client.post(as: TestActors.jarrod)
             let before = try await client.send(.get, "/v1/StudentLocation/\(id)").body
             for body in [#"{"latitude":100}"#, #"{"mediaURL":"javascript:alert(1)"}"#, #"{"mapString":""}"#, "{oops"] {
@@ -91,7 +91,7 @@ import Testing
                 #expect(reply.status == .badRequest, "\(body)")
             }
             #expect(try await client.send(.get, "/v1/StudentLocation/\(id)").body == before)
-            #expect(try await eventCount(database) == 1)
+            #expect(log.eventCount == 1)
         }
     }
 }

@@ -5,9 +5,7 @@ import OnTheMapShared
 /// The write side: turns a request to post, change or delete a pin into one event, after checking the
 /// rules (validation, ownership, version) against the read model.
 struct LocationCommands: Sendable {
-    let events: EventStore
-    let posts: PostAppender
-    let readModel: ReadModel
+    let log: any LocationLog
     /// Called after every append that committed, so cached reads move on at once.
     let didAppend: @Sendable () -> Void
 
@@ -47,7 +45,7 @@ struct LocationCommands: Sendable {
             return earlier
         }
         do {
-            _ = try await posts.append(location, metadata: context.metadata)
+            _ = try await log.appendPosted(location, metadata: context.metadata)
         } catch EventStore.AppendError.duplicateIdempotencyKey {
             // A retry raced the first attempt; the first one won and its answer is the answer.
             if let key = context.idempotencyKey, let earlier = try await earlierAnswer(to: key, context: context) {
@@ -60,7 +58,7 @@ struct LocationCommands: Sendable {
     }
 
     private func earlierAnswer(to key: String, context: Context) async throws -> PostLocationAnswer? {
-        guard let (location, hash) = try await events.postedEvent(actorKey: context.actor.key, idempotencyKey: key) else {
+        guard let (location, hash) = try await log.postedEvent(actorKey: context.actor.key, idempotencyKey: key) else {
             return nil
         }
         guard hash == context.requestHash else { throw LocationError.idempotencyKeyReused }
@@ -81,7 +79,7 @@ struct LocationCommands: Sendable {
             if let longitude = input.longitude { location.longitude = try Validation.longitude(longitude) }
             location.updatedAt = max(Timestamp.now(), location.updatedAt)
             do {
-                try await events.appendUpdated(location, expectedVersion: pin.version, metadata: context.metadata)
+                try await log.appendUpdated(location, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {
                 if ifMatch != nil { throw LocationError.versionMismatch(expected: ifMatch!.description, current: pin.version + 1) }
                 continue
@@ -99,7 +97,7 @@ struct LocationCommands: Sendable {
                 objectId: objectId, uniqueKey: pin.location.uniqueKey,
                 deletedAt: max(Timestamp.now(), pin.location.updatedAt))
             do {
-                try await events.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata)
+                try await log.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {
                 if ifMatch != nil { throw LocationError.versionMismatch(expected: ifMatch!.description, current: pin.version + 1) }
                 continue
@@ -111,7 +109,7 @@ struct LocationCommands: Sendable {
     }
 
     private func ownedPin(_ objectId: ObjectID, actor: Actor, ifMatch: ETagCondition?) async throws -> ReadModel.Pin {
-        guard objectId.isWellFormed, let pin = try await readModel.pin(objectId) else { throw LocationError.notFound }
+        guard objectId.isWellFormed, let pin = try await log.pin(objectId) else { throw LocationError.notFound }
         guard pin.location.uniqueKey == actor.key else { throw LocationError.notOwner }
         if let ifMatch, !ifMatch.matches(version: pin.version) {
             throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version)

@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// `after=now` starts at the head of the log. With `events=false` the page lists nothing and its cursor
 /// jumps to the head: for a follower that only needs to know that (and how far) the log moved.
 struct ChangesController<Context: RequestContext>: Sendable {
-    let events: EventStore
+    let log: any LocationLog
     let watch: LogWatch
 
     static var pageSize: Int { 500 }
@@ -24,7 +24,7 @@ struct ChangesController<Context: RequestContext>: Sendable {
         let parameters = request.uri.queryParameters
         let after: LogPosition
         switch parameters["after"].map(String.init) {
-        case nil, "now"?: after = try await events.head()
+        case nil, "now"?: after = try await log.head()
         case let text?:
             guard let position = LogPosition(text) else { throw LocationError.invalidQuery("after must be a cursor such as 1234-56, or now.") }
             after = position
@@ -38,11 +38,11 @@ struct ChangesController<Context: RequestContext>: Sendable {
         default: throw LocationError.invalidQuery("events must be true or false.")
         }
         guard listsEvents else {
-            let head = try await lookAgain(until: deadline, { try await events.head() }, untilNew: { $0 > after })
+            let head = try await lookAgain(until: deadline, { try await log.head() }, untilNew: { $0 > after })
             return .json(LocationChangePage(events: [], cursor: max(head, after).description).json)
         }
         let page = try await lookAgain(
-            until: deadline, { try await events.events(after: after, limit: Self.pageSize) },
+            until: deadline, { try await log.events(after: after, limit: Self.pageSize) },
             untilNew: { !$0.isEmpty })
         let answer = LocationChangePage(
             events: page.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type) },

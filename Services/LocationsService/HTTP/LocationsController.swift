@@ -11,7 +11,6 @@ import ServiceKit
 /// (`PreparedRoutes`), from the same declaration.
 struct LocationsController<Context: RequestContext>: Sendable {
     let commands: LocationCommands
-    let readModel: ReadModel
     let cache: LatestLocationsCache
     let token: InternalToken
 
@@ -38,14 +37,14 @@ struct LocationsController<Context: RequestContext>: Sendable {
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         let query = try ListQueryParser.parse(request.uri.queryParameters)
         guard query == .latest else {
-            return .json(StudentLocationList(results: try await readModel.pins(query)).json)
+            return .json(StudentLocationList(results: try await commands.log.pins(query)).json)
         }
         return try await cache.current().answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
     }
 
     @Sendable func show(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
-        guard objectId.isWellFormed, let pin = try await readModel.pin(objectId) else { throw LocationError.notFound }
+        guard objectId.isWellFormed, let pin = try await commands.log.pin(objectId) else { throw LocationError.notFound }
         return .json(pin.location.json, headers: [.eTag: ETagCondition.tag(for: pin.version)])
     }
 

@@ -19,7 +19,8 @@ enum LocationCommandsHarness {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await posts.run() }
             defer { group.cancelAll() }
-            return try await body(LocationCommands(events: events, posts: posts, readModel: ReadModel(database: database), didAppend: {}))
+            let log = PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database))
+            return try await body(LocationCommands(log: log, didAppend: {}))
         }
     }
 

@@ -25,18 +25,25 @@ func withLiveService(
     }
 }
 
-/// The service's router alone, without a server or a database, for what is decided before any query:
-/// validation, query parsing, error shapes. Its database client never runs, so a request that does reach
-/// the database is answered as an outage, 503, after the request path's deadline.
-func withRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+/// The service's router alone, without a server or PostgreSQL: its pins in a `MemoryLocationLog`, for what
+/// is decided above the store (the contract's shapes, validation, ownership, versions, error shapes).
+/// A request that reaches the database (the health routes) is answered as an outage, 503, after the
+/// request path's deadline.
+func withRouter(_ body: @escaping @Sendable (any TestClientProtocol, MemoryLocationLog) async throws -> Void) async throws {
     let client = PostgresClient(
         configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
         backgroundLogger: TestDatabase.logger)
     let registry = PrometheusCollectorRegistry()
-    let parts = ServiceParts(client: client, registry: registry, logger: TestDatabase.logger)
-    let router = buildRouter(
+    let log = MemoryLocationLog()
+    let parts = ServiceParts(client: client, registry: registry, logger: TestDatabase.logger, log: log)
+    let routes = buildRouter(
         parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)
-    try await Application(router: router.router).test(.router, body)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        // The cache builds the latest list in a service of its own.
+        group.addTask { await parts.cache.run() }
+        defer { group.cancelAll() }
+        try await Application(router: routes.router).test(.router) { client in try await body(client, log) }
+    }
 }
 
 extension TestClientProtocol {

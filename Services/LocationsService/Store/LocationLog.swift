@@ -1,0 +1,56 @@
+import OnTheMapShared
+
+/// What the routes and commands need of the event log and its read model: appends that check the
+/// stream's version, the pins as they are now, and the log in commit order for followers.
+/// `PostgresLocationLog` is the service's; `MemoryLocationLog` holds the same in memory, for router-level
+/// tests of what is decided above the store (the contract's shapes, validation, ownership, versions).
+protocol LocationLog: Sendable {
+    /// A new pin's `LocationPosted` event; `EventStore.AppendError.duplicateIdempotencyKey` when the
+    /// actor already used the metadata's idempotency key.
+    func appendPosted(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition
+    /// `EventStore.AppendError.versionConflict` unless the pin is at `expectedVersion`.
+    func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
+    func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
+    /// The pin a post with this actor's idempotency key created, and the hash of that request's body.
+    func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)?
+    /// Events after `position`, in commit order, at most `limit`.
+    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent]
+    /// The newest position a follower may read up to.
+    func head() async throws -> LogPosition
+    func pin(_ objectId: ObjectID) async throws -> ReadModel.Pin?
+    func pins(_ query: PinQuery) async throws -> [StudentLocation]
+}
+
+/// The log in PostgreSQL: `EventStore` appends (new pins through `PostAppender`'s group commit) and
+/// `ReadModel` reads.
+struct PostgresLocationLog: LocationLog {
+    let events: EventStore
+    let posts: PostAppender
+    let readModel: ReadModel
+
+    func appendPosted(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
+        try await posts.append(location, metadata: metadata)
+    }
+
+    func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await events.appendUpdated(location, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await events.appendDeleted(deletion, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)? {
+        try await events.postedEvent(actorKey: actorKey, idempotencyKey: idempotencyKey)
+    }
+
+    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
+        try await events.events(after: position, limit: limit)
+    }
+
+    func head() async throws -> LogPosition { try await events.head() }
+
+    func pin(_ objectId: ObjectID) async throws -> ReadModel.Pin? { try await readModel.pin(objectId) }
+
+    func pins(_ query: PinQuery) async throws -> [StudentLocation] { try await readModel.pins(query) }
+}

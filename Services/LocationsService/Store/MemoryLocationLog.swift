@@ -1,0 +1,141 @@
+import Foundation
+import OnTheMapShared
+import Synchronization
+
+/// The log and its read model in memory, for one process: each append is its own transaction, so every
+/// event is readable by followers at once. Filters compare as PostgreSQL compares the columns (numbers as
+/// numbers, times as instants); text sorts by Unicode scalars, as the test cluster's C collation does.
+final class MemoryLocationLog: LocationLog {
+    private struct State {
+        var events: [RecordedEvent] = []
+        var pins: [ObjectID: ReadModel.Pin] = [:]
+        /// By actor key, then idempotency key: the pin posted and its request's hash.
+        var posted: [String: [String: (StudentLocation, String?)]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Events appended so far.
+    var eventCount: Int { state.withLock { $0.events.count } }
+
+    func appendPosted(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
+        try state.withLock { state in
+            if let key = metadata.idempotencyKey {
+                guard state.posted[metadata.actor.key]?[key] == nil else { throw EventStore.AppendError.duplicateIdempotencyKey }
+                state.posted[metadata.actor.key, default: [:]][key] = (location, metadata.requestHash)
+            }
+            guard state.pins[location.objectId] == nil else { throw EventStore.AppendError.versionConflict }
+            state.pins[location.objectId] = ReadModel.Pin(location: location, version: 1)
+            return Self.record(&state, .posted, version: 1, change: .upserted(location))
+        }
+    }
+
+    func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try state.withLock { state in
+            guard let pin = state.pins[location.objectId], pin.version == expectedVersion else { throw EventStore.AppendError.versionConflict }
+            state.pins[location.objectId] = ReadModel.Pin(location: location, version: pin.version + 1)
+            return Self.record(&state, .updated, version: pin.version + 1, change: .upserted(location))
+        }
+    }
+
+    func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try state.withLock { state in
+            guard let pin = state.pins[deletion.objectId], pin.version == expectedVersion else { throw EventStore.AppendError.versionConflict }
+            state.pins[deletion.objectId] = nil
+            return Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion))
+        }
+    }
+
+    private static func record(_ state: inout State, _ type: LocationEventType, version: Int, change: LocationChange) -> LogPosition {
+        let next = Int64(state.events.count + 1)
+        let position = LogPosition(transactionId: next, position: next)
+        state.events.append(RecordedEvent(position: position, type: type, streamVersion: version, change: change, recordedAt: .now()))
+        return position
+    }
+
+    func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)? {
+        state.withLock { $0.posted[actorKey]?[idempotencyKey] }.map { (location: $0.0, requestHash: $0.1) }
+    }
+
+    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
+        state.withLock { state in Array(state.events.lazy.filter { $0.position > position }.prefix(limit)) }
+    }
+
+    func head() async throws -> LogPosition {
+        state.withLock { $0.events.last?.position ?? .start }
+    }
+
+    func pin(_ objectId: ObjectID) async throws -> ReadModel.Pin? {
+        state.withLock { $0.pins[objectId] }
+    }
+
+    func pins(_ query: PinQuery) async throws -> [StudentLocation] {
+        let all = state.withLock { Array($0.pins.values.map(\.location)) }
+        var order = query.order
+        if !order.contains(where: { $0.key == .objectId }) {
+            order.append(PinQuery.Sort(key: .objectId, descending: query.order.first?.descending != false))
+        }
+        let matching = all.filter { location in query.filters.allSatisfy { Self.value(of: location, $0.key).equals($0.value) } }
+        let sorted = matching.sorted { a, b in
+            for sort in order {
+                let (x, y) = (Self.value(of: a, sort.key), Self.value(of: b, sort.key))
+                if x == y { continue }
+                return sort.descending ? y < x : x < y
+            }
+            return false
+        }
+        return Array(sorted.dropFirst(query.skip).prefix(query.limit))
+    }
+
+    /// A column's value as PostgreSQL compares it.
+    private enum Value: Comparable {
+        case text(String)
+        case number(Double)
+        case instant(Timestamp)
+
+        /// Whether a filter's text names this value, read as the column's type reads it.
+        func equals(_ text: String) -> Bool {
+            switch self {
+            case .text(let value): value == text
+            case .number(let value): Double(text) == value
+            case .instant(let value): Timestamp(iso8601: text) == value
+            }
+        }
+
+        static func < (lhs: Value, rhs: Value) -> Bool {
+            switch (lhs, rhs) {
+            case (.text(let a), .text(let b)): a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
+            case (.number(let a), .number(let b)): a < b
+            case (.instant(let a), .instant(let b)): a < b
+            default: false
+            }
+        }
+    }
+
+    private static func value(of location: StudentLocation, _ key: PinQuery.Key) -> Value {
+        switch key {
+        case .objectId: .text(location.objectId.rawValue)
+        case .uniqueKey: .text(location.uniqueKey)
+        case .firstName: .text(location.firstName)
+        case .lastName: .text(location.lastName)
+        case .mapString: .text(location.mapString)
+        case .mediaURL: .text(location.mediaURL)
+        case .latitude: .number(location.latitude)
+        case .longitude: .number(location.longitude)
+        case .createdAt: .instant(location.createdAt)
+        case .updatedAt: .instant(location.updatedAt)
+        }
+    }
+}
+
+extension RecordedEvent {
+    init(position: LogPosition, type: LocationEventType, streamVersion: Int, change: LocationChange, recordedAt: Timestamp) {
+        self.position = position
+        self.type = type
+        self.streamVersion = streamVersion
+        self.change = change
+        self.recordedAt = recordedAt
+    }
+}
