@@ -83,7 +83,7 @@ struct LocationCommands: Sendable {
             do {
                 try await events.appendUpdated(location, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {
-                if ifMatch != nil { throw LocationError.versionMismatch(expected: ifMatch!.description, current: pin.version + 1) }
+                if let ifMatch { throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version + 1) }
                 continue
             }
             didAppend()
@@ -101,7 +101,7 @@ struct LocationCommands: Sendable {
             do {
                 try await events.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {
-                if ifMatch != nil { throw LocationError.versionMismatch(expected: ifMatch!.description, current: pin.version + 1) }
+                if let ifMatch { throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version + 1) }
                 continue
             }
             didAppend()
