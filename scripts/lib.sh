@@ -11,6 +11,16 @@ ensure_postgres_installed() {
     export PG_BIN
 }
 
+# ensure_leaflet_installed: Debian's libjs-leaflet, the web client's map, where the gateway looks for it
+# unless LEAFLET_DIR says otherwise.
+ensure_leaflet_installed() {
+    if [ ! -f /usr/share/javascript/leaflet/leaflet.js ]; then
+        echo "installing Leaflet..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq libjs-leaflet >/dev/null
+    fi
+}
+
 # How every binary that is run for real is built (scripts/up.sh, bench/): optimised, with the Swift runtime
 # and Foundation linked in. Such a binary runs where no toolchain is installed, and starts without the
 # dynamic loader binding thousands of symbols: `onthemap --version` took 18 ms dynamically linked and 11 ms

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 ensure_toolchain
+[ -n "${LEAFLET_DIR:-}" ] || ensure_leaflet_installed
 
 data_dir="$PWD/.data/postgres"
 pg_port=${ONTHEMAP_PG_PORT:-54329}

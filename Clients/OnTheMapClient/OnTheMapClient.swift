@@ -42,7 +42,7 @@ public struct OnTheMapClient: Sendable {
     /// `POST /v1/accounts`: a new local account. Answers its key.
     @discardableResult
     public func signUp(email: String, password: String, firstName: String, lastName: String) async throws(OnTheMapError) -> String {
-        let body = try Self.json(["email": email, "password": password, "firstName": firstName, "lastName": lastName])
+        let body = Self.json(["email": email, "password": password, "firstName": firstName, "lastName": lastName])
         let answer = try await send(.POST, "/v1/accounts", body: body, secrets: [password])
         guard answer.status == 201 else { throw Self.sessionRouteError(answer) }
         return try Self.decode(SessionWire.SignUpAnswer.self, SessionWire.stripped(answer.body), answer).account.key
@@ -50,7 +50,7 @@ public struct OnTheMapClient: Sendable {
 
     /// `POST /v1/session`: logs in and answers the session (this value is not changed; keep the answer).
     public func logIn(email: String, password: String) async throws(OnTheMapError) -> Session {
-        let body = try Self.json(["udacity": ["username": email, "password": password]])
+        let body = Self.json(["username": email, "password": password], under: "udacity")
         let answer = try await send(.POST, "/v1/session", body: body, secrets: [password], redactAnswer: true)
         if answer.status == 403 { throw .wrongCredentials }
         guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
@@ -259,12 +259,19 @@ extension OnTheMapClient {
 
     static func pathSegment(_ text: String) -> String { queryComponent(text) }
 
-    static func json(_ object: [String: Any]) throws(OnTheMapError) -> [UInt8] {
-        do {
-            return Array(try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]))
-        } catch {
-            throw .refused(message: "cannot encode the request: \(error)", parameter: nil)
+    /// A request body: an object of `fields` in the order given, or, with `key`, an object holding that
+    /// object under `key` (`{"udacity":{…}}`).
+    static func json(_ fields: KeyValuePairs<String, String>, under key: String? = nil) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        if let key {
+            writer.key(key)
+            writer.beginObject()
         }
+        for (name, value) in fields { writer.field(name, value) }
+        if key != nil { writer.endObject() }
+        writer.endObject()
+        return Array(writer.buffer.readableBytesView)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ bytes: ArraySlice<UInt8>, _ answer: Answer) throws(OnTheMapError) -> T {

@@ -5,10 +5,10 @@ import Synchronization
 
 /// The headers every answer carries, whichever door it leaves by, added in this one place for both: the
 /// router's answers on their way out, and the handler's own as they are rendered.
-struct AnswerHeaders {
+public struct AnswerHeaders {
     /// A browser must never guess a type other than the one we name (a JSON answer that holds a
     /// student's text taken for HTML, say).
-    static let noSniff = (name: "X-Content-Type-Options", value: "nosniff")
+    public static let noSniff = (name: "X-Content-Type-Options", value: "nosniff")
 
     let serverName: String
     /// `\r\nServer: <name>\r\nX-Content-Type-Options: nosniff\r\n\r\n`: what ends a rendered head, after the date.

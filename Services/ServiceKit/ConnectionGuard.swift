@@ -98,7 +98,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         head.headers.add(name: "Content-Length", value: String(body.utf8.count))
         head.headers.add(name: "Retry-After", value: "10")
         head.headers.add(name: "Connection", value: "close")
-        head.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        head.headers.add(name: AnswerHeaders.noSniff.name, value: AnswerHeaders.noSniff.value)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         // Our side ends here; the whole connection once the client has read the answer and closed its

@@ -15,7 +15,7 @@ public struct ConnectionLimits: Sendable {
     public var tick: Duration = .seconds(1)
     /// Open connections from one address; the next is answered 429 and closed. A classroom behind one
     /// NAT address, each browser holding 6 connections and a live stream, stays well below it.
-    public var connectionsPerAddress = 256
+    public var connectionsPerAddress = Self.defaultConnectionsPerAddress
     /// Proxies whose `X-Forwarded-For` is believed; their own connections are not capped per address.
     public var trustedProxies = TrustedProxies.none
 

@@ -6,17 +6,16 @@ import Glibc
 #endif
 
 /// Gives the memory of closed connections back to the system. glibc's malloc keeps freed memory for the
-/// process to use again: a gateway that had held 10,000 live streams still held all of their 265 MB
-/// after they left, and one `malloc_trim` gave back all but 6 MB of it. So once the open connections have
-/// fallen well below their peak, the heap is trimmed: looked at every few seconds, and only after a fall
-/// worth a walk through the whole heap.
+/// process to use again, so a heap grown by a crowd of connections keeps its size after they leave, until
+/// `malloc_trim` gives its free pages back. So once the open connections have fallen well below their
+/// peak, the heap is trimmed: looked at every few seconds, and only after a fall worth a walk through the
+/// whole heap.
 ///
 /// One trim is not enough while other traffic goes on. The crowd leaves free chunks spread through a
-/// heap grown to its size; later allocations land in them and bring their pages back. In a soak, a gateway
-/// trimmed back to 80 MB (77 MB before a crowd of 5,000 streams) grew to 92.6 MB within two minutes, and a
-/// trim then gave back 15 MB, to 77.5 MB. So the heap is trimmed again whenever the process has grown by a
-/// tenth (8 MB at least) since the last trim: a heap that is all in use gives little back, and the next
-/// trim waits until it has grown by a tenth again.
+/// heap grown to its size; later allocations land in them and bring their pages back, up to the size the
+/// crowd grew it to. So the heap is trimmed again whenever the process has grown by a tenth (8 MB at least)
+/// since the last trim: a heap that is all in use gives little back, and the next trim waits until it has
+/// grown by a tenth again.
 public struct MemoryReturn: Service {
     /// Connections open now, and the most open at once since the last trim.
     public final class Connections: Sendable {

@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// A handle looked up by name and labels costs a registry lock and a dictionary search, so each one is made
 /// once and kept here. Finding it again still costs a key joined from the labels, one lock of our own and
-/// a cast: small beside a query or a call to another service, but 6% of the hot read's CPU when every
-/// request paid it, which is why `RequestCounters` keeps its timers by route itself.
+/// a cast: small beside a query or a call to another service, but not beside a read answered from memory,
+/// which is why `RequestCounters` keeps its timers by route itself.
 public enum OperatorMetrics {
     /// Time to answer (from the request head to the answer handed to the connection), by route and status
     /// class; `RequestCounters` keeps these.

@@ -63,44 +63,55 @@ import Testing
         #expect(cache.account(tokenHash: "a") == nil)
     }
 
-    @Test func aLogoutWaitsForItsOwnRevocationToComeBackAndNoOther() async {
-        let cache = listeningCache(holding: [("a", ada), ("b", bob)])
-        let heard = StopFlag()
-        let waiting = Task {
-            await cache.revocationHeard(tokenHash: "a")
-            heard.stop()
-        }
-        while cache.echoWaiterCount == 0 { await Task.yield() }
-        cache.heard(SessionCache.revokedPrefix + "b")
-        cache.heard(SessionCache.accountPrefix + ada.key)
-        #expect(cache.echoWaiterCount == 1, "other announcements are not its echo")
-        cache.heard(SessionCache.revokedPrefix + "a")
-        await waiting.value
-        #expect(heard.isStopped)
-    }
-
-    @Test func anEchoHeardBeforeTheWaitOrNoListenerAtAllEndsTheWaitAtOnce() async {
-        let cache = listeningCache(holding: [("a", ada)])
-        cache.heard(SessionCache.revokedPrefix + "a")
-        await cache.revocationHeard(tokenHash: "a")
-        cache.setListening(false)
-        await cache.revocationHeard(tokenHash: "b")
-    }
-
-    @Test func losingTheListenerOrBeingCancelledEndsAWait() async {
-        let cache = listeningCache(holding: [("a", ada), ("b", bob)])
+    /// A logout's wait for the echo of `tokenHash`, run on `executor` as far as it goes; `ended` tells
+    /// whether it has returned.
+    private func startWaiting(
+        for tokenHash: String, in cache: SessionCache, on executor: ManualTaskExecutor
+    ) -> (task: Task<Void, Never>, ended: StopFlag) {
         let ended = StopFlag()
-        let lost = Task {
-            await cache.revocationHeard(tokenHash: "a")
+        let task = Task(executorPreference: executor) {
+            await cache.revocationHeard(tokenHash: tokenHash)
             ended.stop()
         }
-        let cancelled = Task { await cache.revocationHeard(tokenHash: "b") }
-        while cache.echoWaiterCount < 2 { await Task.yield() }
-        cancelled.cancel()
-        await cancelled.value
-        #expect(cache.echoWaiterCount == 1, "one wait cancelled ends no other")
-        #expect(!ended.isStopped)
+        executor.runUntilIdle()
+        return (task, ended)
+    }
+
+    @Test func aLogoutWaitsForItsOwnRevocationToComeBackAndNoOther() {
+        let cache = listeningCache(holding: [("a", ada), ("b", bob)])
+        let executor = ManualTaskExecutor()
+        let wait = startWaiting(for: "a", in: cache, on: executor)
+        cache.heard(SessionCache.revokedPrefix + "b")
+        cache.heard(SessionCache.accountPrefix + ada.key)
+        executor.runUntilIdle()
+        #expect(!wait.ended.isStopped, "other announcements are not its echo")
+        cache.heard(SessionCache.revokedPrefix + "a")
+        executor.runUntilIdle()
+        #expect(wait.ended.isStopped)
+    }
+
+    @Test func anEchoHeardBeforeTheWaitOrNoListenerAtAllEndsTheWaitAtOnce() {
+        let cache = listeningCache(holding: [("a", ada)])
+        let executor = ManualTaskExecutor()
+        cache.heard(SessionCache.revokedPrefix + "a")
+        #expect(startWaiting(for: "a", in: cache, on: executor).ended.isStopped, "its echo came back before it began to wait")
         cache.setListening(false)
-        await lost.value
+        #expect(startWaiting(for: "b", in: cache, on: executor).ended.isStopped, "nobody listens, so no echo will come")
+    }
+
+    @Test func losingTheListenerOrBeingCancelledEndsAWait() {
+        let cache = listeningCache(holding: [("a", ada), ("b", bob)])
+        let executor = ManualTaskExecutor()
+        let lost = startWaiting(for: "a", in: cache, on: executor)
+        let cancelled = startWaiting(for: "b", in: cache, on: executor)
+        #expect(cache.echoWaiterCount == 2)
+        cancelled.task.cancel()
+        executor.runUntilIdle()
+        #expect(cancelled.ended.isStopped)
+        #expect(cache.echoWaiterCount == 1, "one wait cancelled ends no other")
+        #expect(!lost.ended.isStopped)
+        cache.setListening(false)
+        executor.runUntilIdle()
+        #expect(lost.ended.isStopped)
     }
 }

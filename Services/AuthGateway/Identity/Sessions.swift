@@ -32,8 +32,7 @@ struct Sessions: Sendable {
         } catch {
             // The password could not be checked, so the attempt is no failure: it is taken back. Unless the
             // database is what failed: taking it back would wait on the same database as long again before
-            // the 503 (4 s instead of 2 in the fault test of a database stopped mid-login), so it stays
-            // counted and ages out with the window.
+            // the 503, doubling the client's wait, so it stays counted and ages out with the window.
             if case .storeUnavailable = error {
                 logger.warning("a login attempt stays counted: the database is unavailable to take it back")
             } else {

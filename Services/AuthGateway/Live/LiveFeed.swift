@@ -98,8 +98,8 @@ final class LiveFeed: Service, Sendable {
     /// the stream reads what its client missed. One that falls further behind (a client that reads too
     /// slowly, or a crowd the gateway cannot serve as fast as pins come) is ended: its client reconnects
     /// with the last id it got and reads the rest from the log. (A stream served before the router holds
-    /// nothing itself: its connection's high-water mark bounds it.) Without a bound, 5,000 streams that
-    /// fell behind took the gateway from 73 to 240 MB in a minute.
+    /// nothing itself: its connection's high-water mark bounds it.) Without a bound, a stream that falls
+    /// behind holds every change its client has not read, and a crowd of them grows the gateway without end.
     static let backlogLimit = 256
 
     func run() async throws {

@@ -34,7 +34,7 @@ struct LocationsClient: Sendable {
     /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
     /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
     /// Gives up at once when its task is cancelled: the live feed's long poll would otherwise hold the
-    /// gateway's shutdown for up to `wait` seconds (5 s when it was measured).
+    /// gateway's shutdown for up to `wait` seconds.
     func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
         let page = changes(after: cursor, wait: wait, events: events, requestID: requestID, on: nil)
         let answer = page.eventLoop.makePromise(of: LocationChangePage.self)

@@ -81,7 +81,7 @@ struct LocationCommands: Sendable {
             do {
                 try await log.appendUpdated(location, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {
-                if ifMatch != nil { throw LocationError.versionMismatch(expected: ifMatch!.description, current: pin.version + 1) }
+                if let ifMatch { throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version + 1) }
                 continue
             }
             didAppend()
@@ -99,7 +99,7 @@ struct LocationCommands: Sendable {
             do {
                 try await log.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {
-                if ifMatch != nil { throw LocationError.versionMismatch(expected: ifMatch!.description, current: pin.version + 1) }
+                if let ifMatch { throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version + 1) }
                 continue
             }
             didAppend()
