@@ -217,6 +217,8 @@ let package = Package(
             name: "AuthGatewayTests",
             dependencies: [
                 "AuthGateway",
+                // Its router, over pins in memory, stands behind the gateway in router-level tests.
+                "LocationsService",
                 "OnTheMapShared",
                 "PreparedHTTP",
                 "ServiceKit",

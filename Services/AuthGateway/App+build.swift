@@ -9,18 +9,20 @@ import Prometheus
 import ServiceKit
 import WebClient
 
-/// The gateway's parts, wired together. Tests build it with their own configuration.
+/// The gateway's parts, wired together. Tests build it with their own configuration (and `hop`, the
+/// service behind it in memory).
 func buildApplication(
     _ configuration: GatewayConfiguration,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     clock: any WallClock = SystemClock(),
-    logger baseLogger: Logger? = nil
+    logger baseLogger: Logger? = nil,
+    hop: (any LocationsHop)? = nil
 ) throws -> some ApplicationProtocol {
     var configuredLogger = baseLogger ?? Logger(label: "auth-gateway")
     configuredLogger.logLevel = configuration.logLevel
     let logger = configuredLogger
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
-    let parts = GatewayParts(configuration, client: client, registry: registry, clock: clock, logger: logger)
+    let parts = GatewayParts(configuration, client: client, registry: registry, clock: clock, logger: logger, hop: hop)
     let counters = RequestCounters(registry: registry)
     let routes = try buildRouter(parts, configuration, counters: counters, registry: registry, logger: logger)
     let table = routes.table()
@@ -95,6 +97,7 @@ func buildRouter(
 
 /// The gateway's parts over one database client: identity and sessions, the clients of the services
 /// behind it, the latest-list cache and the live feed, the write path that forwards pins and the live stream.
+/// `hop` stands in for the connections to locations-service (router-level tests).
 struct GatewayParts {
     let database: Database
     /// For the outside services (Udacity, a geocoder); locations-service has a client of its own.
@@ -113,7 +116,7 @@ struct GatewayParts {
 
     init(
         _ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry,
-        clock: any WallClock = SystemClock(), logger: Logger
+        clock: any WallClock = SystemClock(), logger: Logger, hop: (any LocationsHop)? = nil
     ) {
         database = Database(client: client, logger: logger)
         // At most 8 connections to each outside host; further requests wait for one.
@@ -153,7 +156,8 @@ struct GatewayParts {
                 hearing.set(listening ? 1.0 : 0.0)
             })
         internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
-        locations = LocationsClient(internalToken: configuration.internalToken, http: internalHTTP, timeout: .seconds(5), logger: logger)
+        locations = LocationsClient(
+            internalToken: configuration.internalToken, http: hop ?? internalHTTP, timeout: .seconds(5), logger: logger)
         latest = LatestListCache()
         let openStreams = registry.makeGauge(
             descriptor: MetricNameDescriptor(

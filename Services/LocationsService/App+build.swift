@@ -112,3 +112,14 @@ struct ServiceParts {
             })
     }
 }
+
+extension ServiceParts {
+    /// The parts over pins in `log`, with a database client that never connects: the health routes answer
+    /// as in an outage.
+    static func inMemory(_ log: MemoryLocationLog, registry: PrometheusCollectorRegistry, logger: Logger) -> ServiceParts {
+        let nowhere = PostgresClient(
+            configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
+            backgroundLogger: logger)
+        return ServiceParts(client: nowhere, registry: registry, logger: logger, log: log)
+    }
+}

@@ -13,7 +13,7 @@ import Testing
 
     @Test func writesWithoutALiveSessionAre401() async throws {
         let clock = ManualClock()
-        try await withGateway(clock: clock, configure: { $0.sessionLifetime = .seconds(1) }) { client, _ in
+        try await withRoutedGateway(clock: clock, configure: { $0.sessionLifetime = .seconds(1) }) { client, _ in
             let none = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json)
             #expect(none.status == .unauthorized)
             #expect(none.json["code"] as? Int == 209)
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func nobodyPostsAsOrEditsSomeoneElse() async throws {
-        try await withGateway { client, _ in
+        try await withRoutedGateway { client, _ in
             let owner = try await client.signedUpAndLoggedIn("owner@example.com")
             let intruder = try await client.signedUpAndLoggedIn("intruder@example.com", firstName: "Mallory", lastName: "Evil")
             let id = try await client.postPin(as: owner)
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func browserWritesFromAnotherSiteAreRefused() async throws {
-        try await withGateway { client, _ in
+        try await withRoutedGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("browser@example.com")
             let evil = try await client.send(
                 .post, "/v1/StudentLocation", body: TestPin.json,
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func javascriptLinksAreNeverStored() async throws {
-        try await withGateway { client, _ in
+        try await withRoutedGateway { client, _ in
             let student = try await client.signedUpAndLoggedIn("js@example.com")
             let reply = try await client.send(
                 .post, "/v1/StudentLocation",
@@ -93,7 +93,7 @@ import Testing
 
     @Test func repeatedFailuresAreThrottledEvenTheRightPasswordWaitsAndTheAccountOpensOnceTheyAgeOut() async throws {
         let clock = ManualClock()
-        try await withGateway(clock: clock) { client, _ in
+        try await withRoutedGateway(clock: clock) { client, _ in
             let student = try await client.signUp(Student("guess@example.com"))
             let guess = #"{"udacity":{"username":"guess@example.com","password":"nope"}}"#
             let right = #"{"udacity":{"username":"\#(student.email)","password":"\#(student.password)"}}"#

@@ -9,7 +9,7 @@ import Testing
 /// The whole life of a student through the gateway.
 @Suite struct StudentLifeTests {
     @Test func signUpLogInProfilePostListOverwriteDeleteLogOut() async throws {
-        try await withGateway { client, _ in
+        try await withRoutedGateway { client, _ in
             var student = try await client.signUp(Student("jarrod@example.com"))
             #expect(student.key.count == 10 && student.key.allSatisfy(\.isNumber))
             student = try await client.logIn(student)
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func signUpRefusesDuplicatesShortPasswordsAndBadEmails() async throws {
-        try await withGateway { client, _ in
+        try await withRoutedGateway { client, _ in
             _ = try await client.signUp(Student("dup@example.com"))
             let duplicate = try await client.send(
                 .post, "/v1/accounts", body: #"{"email":"DUP@example.com","password":"another-password","firstName":"A","lastName":"B"}"#)

@@ -14,7 +14,7 @@ import Synchronization
 /// per POST against 84–92 µs here, and the gateway's POST fell to 0.32–0.37× locations-service's own
 /// against 0.63–0.74× here (the goal is 0.7×). AsyncHTTPClient still speaks to the outside services
 /// (Udacity, a geocoder), which need TLS and redirects; this hop needs neither.
-final class InternalHTTPClient: Sendable {
+final class InternalHTTPClient: LocationsHop {
     struct Endpoint: Sendable, Equatable {
         let host: String
         let port: Int
@@ -34,11 +34,7 @@ final class InternalHTTPClient: Sendable {
         var hostHeader: String { port == 80 ? host : "\(host):\(port)" }
     }
 
-    struct Answer: Sendable {
-        let status: Int
-        let headers: HTTPHeaders
-        let body: ByteBuffer
-    }
+    typealias Answer = HopAnswer
 
     enum Failure: Error, Equatable {
         case timedOut

@@ -9,11 +9,11 @@ import ServiceKit
 /// down or silent becomes `GatewayError.locationsUnavailable`, never a hang.
 struct LocationsClient: Sendable {
     let internalToken: String
-    let http: InternalHTTPClient
+    let http: any LocationsHop
     let timeout: TimeAmount
     let logger: Logger
 
-    typealias Answer = InternalHTTPClient.Answer
+    typealias Answer = HopAnswer
 
     /// Headers passed through from the client to the service, unchanged.
     static let forwardedHeaders = ["Content-Type", "If-Match", "If-None-Match", InternalHeaders.idempotencyKey, "User-Agent"]

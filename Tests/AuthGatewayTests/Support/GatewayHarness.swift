@@ -42,6 +42,26 @@ func withGateway(
     }
 }
 
+/// The gateway's router on a fresh database, with locations-service's router over pins in memory behind
+/// its hop: every route as the gateway answers it, without a socket or a service process.
+func withRoutedGateway(
+    clock: any WallClock = SystemClock(),
+    configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
+) async throws {
+    let database = try await TestDatabase.create()
+    var configuration = try GatewayConfiguration.fromEnvironment([
+        "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:9",
+        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    configuration.passwordCost = 4
+    configure(&configuration)
+    try await withMemoryLocations { locations in
+        let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger, hop: locations)
+        try await app.test(.router) { client in try await body(client, locations) }
+    }
+}
+
 /// The gateway's router alone, without a server, a database or locations-service, for what is decided
 /// before either is asked: unknown routes, refused input, error shapes. Its clients never connect, so a
 /// request that does need the database or the service is answered as an outage, 503.

@@ -30,12 +30,9 @@ func withLiveService(
 /// A request that reaches the database (the health routes) is answered as an outage, 503, after the
 /// request path's deadline.
 func withRouter(_ body: @escaping @Sendable (any TestClientProtocol, MemoryLocationLog) async throws -> Void) async throws {
-    let client = PostgresClient(
-        configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
-        backgroundLogger: TestDatabase.logger)
     let registry = PrometheusCollectorRegistry()
     let log = MemoryLocationLog()
-    let parts = ServiceParts(client: client, registry: registry, logger: TestDatabase.logger, log: log)
+    let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger)
     let routes = buildRouter(
         parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)
     try await withThrowingTaskGroup(of: Void.self) { group in

@@ -1,0 +1,74 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOPosix
+import OnTheMapShared
+import PostgresNIO
+import Prometheus
+import ServiceKit
+import TestSupport
+
+@testable import AuthGateway
+@testable import LocationsService
+
+/// locations-service's own router over pins in memory (`MemoryLocationLog`), answering the gateway's hop
+/// without a socket or a process: what the gateway forwards meets the service's real routes, validation
+/// and error shapes.
+struct MemoryLocations: LocationsHop {
+    let log: MemoryLocationLog
+    let responder: RouterResponder<BasicRequestContext>
+
+    func execute(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
+    ) -> EventLoopFuture<HopAnswer> {
+        let promise = (eventLoop ?? MultiThreadedEventLoopGroup.singleton.any()).makePromise(of: HopAnswer.self)
+        promise.completeWithTask {
+            var fields = HTTPFields()
+            for header in headers { fields.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value)) }
+            let request = Request(
+                head: HTTPRequest(
+                    method: HTTPRequest.Method(method.rawValue)!, scheme: "http", authority: "locations", path: target, headerFields: fields),
+                body: RequestBody(buffer: body ?? ByteBuffer()))
+            let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: TestDatabase.logger))
+            let response = try await responder.respond(to: request, context: context)
+            var collected = Collected()
+            try await response.body.write(collected.writer)
+            var answerHeaders = HTTPHeaders()
+            for field in response.headers { answerHeaders.add(name: field.name.canonicalName, value: field.value) }
+            return HopAnswer(status: response.status.code, headers: answerHeaders, body: collected.bytes.value)
+        }
+        return promise.futureResult
+    }
+
+    /// What a response body wrote.
+    struct Collected {
+        let bytes = Box()
+        var writer: Writer { Writer(into: bytes) }
+
+        final class Box: @unchecked Sendable {
+            var value = ByteBuffer()
+        }
+
+        struct Writer: ResponseBodyWriter {
+            let into: Box
+            mutating func write(_ buffer: ByteBuffer) async throws { into.value.writeImmutableBuffer(buffer) }
+            consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+        }
+    }
+}
+
+/// locations-service's router over a fresh `MemoryLocationLog`, its latest-list cache running, for `body`.
+func withMemoryLocations<T: Sendable>(_ body: (MemoryLocations) async throws -> T) async throws -> T {
+    let registry = PrometheusCollectorRegistry()
+    let log = MemoryLocationLog()
+    let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger)
+    let routes = LocationsService.buildRouter(
+        parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await parts.cache.run() }
+        defer { group.cancelAll() }
+        return try await body(MemoryLocations(log: log, responder: routes.router.buildResponder()))
+    }
+}
