@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func nonsenseIs404AndAMissingQueryIs400() async throws {
-        try await withGatewayRouter { client in
+        try await withGatewayRouter { client, _ in
             let nonsense = try await client.send(.get, "/v1/geocode?q=Xqzzyv%20Plokk")
             #expect(nonsense.status == .notFound)
             #expect(nonsense.body == #"{"status":404,"error":"No place matches \"Xqzzyv Plokk\"."}"#)

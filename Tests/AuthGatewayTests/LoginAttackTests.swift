@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func signUpRefusesPasswordsLongerThanBcryptReads() async throws {
-        try await withGatewayRouter { client in
+        try await withGatewayRouter { client, _ in
             let expected = #"{"status":400,"parameter":"password","error":"password must be at most 72 bytes (UTF-8); only that many would count."}"#
             let ascii = try await client.send(
                 .post, "/v1/accounts", body: Self.signUp(email: "long@example.com", password: String(repeating: "p", count: 73)))

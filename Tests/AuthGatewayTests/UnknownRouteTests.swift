@@ -11,7 +11,7 @@ import Testing
 /// comes from the router's own routes.
 @Suite struct UnknownRouteTests {
     @Test func aWrongMethodIs405NamingTheMethodsThePathTakesAndAnUnknownPathIs404() async throws {
-        try await withGatewayRouter { client in
+        try await withGatewayRouter { client, _ in
             let wrongMethods: [(HTTPRequest.Method, String, Set<String>)] = [
                 (.patch, "/v1/session", ["POST", "DELETE"]),
                 (.get, "/api/session", ["POST", "DELETE"]),

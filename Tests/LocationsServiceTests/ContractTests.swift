@@ -144,17 +144,6 @@ import Testing
         }
     }
 
-    @Test func malformedQueriesAre400WithParseCode102() async throws {
-        try await withRouter { client, _ in
-            for query in ["?limit=ten", "?limit=-1", "?skip=x", "?where=notjson", "?where=%7B%22latitude%22%3A1%7D"] {
-                let reply = try await client.send(.get, "/v1/StudentLocation" + query)
-                #expect(reply.status == .badRequest, "\(query)")
-                #expect(reply.json["code"] as? Int == 102, "\(query)")
-                #expect((reply.json["error"] as? String)?.isEmpty == false)
-            }
-        }
-    }
-
     @Test func changesWithoutEventsOnlyMoveTheCursorToTheHead() async throws {
         try await withLiveService { client, _ in
             let start = try await client.send(.get, "/v1/StudentLocation/changes?after=now&events=false")

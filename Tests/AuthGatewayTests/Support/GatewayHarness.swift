@@ -62,10 +62,10 @@ func withRoutedGateway(
     }
 }
 
-/// The gateway's router alone, without a server, a database or locations-service, for what is decided
-/// before either is asked: unknown routes, refused input, error shapes. Its clients never connect, so a
-/// request that does need the database or the service is answered as an outage, 503.
-func withGatewayRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+/// The gateway's router alone, without a server or a database, with locations-service's router over pins in
+/// memory behind its hop: public reads, unknown routes, refused input, error shapes. Its database client
+/// never connects, so a request that needs it (a session, an account) is answered as an outage, 503.
+func withGatewayRouter(_ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void) async throws {
     let nowhere = "127.0.0.1:9"
     let configuration = try GatewayConfiguration.fromEnvironment([
         "DATABASE_URL": "postgres://nobody@\(nowhere)/nothing", "LOCATIONS_URL": "http://\(nowhere)",
@@ -73,16 +73,18 @@ func withGatewayRouter(_ body: @escaping @Sendable (any TestClientProtocol) asyn
     ])
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: TestDatabase.logger)
     let registry = PrometheusCollectorRegistry()
-    let parts = GatewayParts(configuration, client: client, registry: registry, logger: TestDatabase.logger)
-    let router = try buildRouter(
-        parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
-    do {
-        try await Application(router: router.router).test(.router, body)
-    } catch {
+    try await withMemoryLocations { locations in
+        let parts = GatewayParts(configuration, client: client, registry: registry, logger: TestDatabase.logger, hop: locations)
+        let router = try buildRouter(
+            parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
+        do {
+            try await Application(router: router.router).test(.router) { try await body($0, locations) }
+        } catch {
+            try await parts.httpClient.shutdown()
+            throw error
+        }
         try await parts.httpClient.shutdown()
-        throw error
     }
-    try await parts.httpClient.shutdown()
 }
 
 /// A student as the tests drive one: an email, a password, and the session once logged in.
