@@ -6,6 +6,9 @@ public struct LocationChangePage: Codable, Sendable, Equatable {
     public var events: [LocationChangeEvent]
     public var cursor: String
 
+    /// The cursor as a position of the log; nil when it is not one.
+    public var position: LogPosition? { LogPosition(cursor) }
+
     public init(events: [LocationChangeEvent], cursor: String) {
         self.events = events
         self.cursor = cursor

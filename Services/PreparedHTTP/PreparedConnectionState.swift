@@ -84,13 +84,13 @@ struct PreparedConnectionState {
             return .route(part)
         case (.body, .answering), (.body, .opening):
             return .none
-        case (.body(var chunk), .collecting(let deferral, var body)):
+        case (.body(var chunk), .collecting(let deferral, let collected)):
             // Let go of the state's copy first, so that the body grows in place.
             reading = .routing
-            if body.map({ $0.readableBytes + chunk.readableBytes <= deferral.bodyLimit }) == true {
-                body!.writeBuffer(&chunk)
-            } else {
-                body = nil
+            var body: ByteBuffer?
+            if var grown = consume collected, grown.readableBytes + chunk.readableBytes <= deferral.bodyLimit {
+                grown.writeBuffer(&chunk)
+                body = grown
             }
             reading = .collecting(deferral, body: body)
             return .none

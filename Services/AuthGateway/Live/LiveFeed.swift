@@ -121,20 +121,21 @@ final class LiveFeed: Service, Sendable {
     static let coalescing = Duration.milliseconds(50)
 
     private func follow() async {
-        var cursor = "now"
+        // The position followed from; nil until the head's is known.
+        var cursor: LogPosition?
         var pause = Duration.milliseconds(200)
         while !Task.isCancelled {
             do {
-                // A cursor of its own rather than `now`, which moves: a stretch can then be read again.
-                if cursor == "now" {
-                    cursor = try await locations.changes(after: cursor, wait: 0, events: false, requestID: "live-feed").cursor
+                // A position of its own rather than the head, which moves: a stretch can then be read again.
+                if cursor == nil {
+                    cursor = try await locations.changes(after: nil, wait: 0, events: false, requestID: "live-feed").position
                 }
                 // With no live stream open, nobody needs the changes themselves, only to know that the log
                 // moved: the service then answers with the head's cursor alone.
                 let listening = subscriberCount > 0
                 // The wait stays below the HTTP client's read timeout (10 s), so a quiet log is not an error.
                 let page = try await locations.changes(after: cursor, wait: 5, events: listening, requestID: "live-feed")
-                let moved = page.cursor != cursor
+                let moved = page.position != cursor
                 if moved { cache.invalidate() }
                 // Only once the feed has caught up can the cached list be trusted.
                 cache.setFollowing(true)
@@ -144,7 +145,7 @@ final class LiveFeed: Service, Sendable {
                     guard let position = LogPosition(event.id) else { continue }
                     broadcast(.change(position, frame: LiveFrame(SSEFrame.event(event))))
                 }
-                cursor = page.cursor
+                cursor = page.position
                 pause = .milliseconds(200)
                 // While the log moves fast, read it at most every 50 ms, in bigger pages, instead of once
                 // per append: each read costs both services a query and a round trip.

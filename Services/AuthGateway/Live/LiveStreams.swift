@@ -64,7 +64,7 @@ final class LiveStreamWriter: LiveStream, @unchecked Sendable {
     /// Once the head is out: the opening frame, what the client missed (when it said what it had), then live.
     func start(locations: LocationsClient, requestID: String) {
         stream.write(LiveFrame.opening.chunk)
-        if let last { catchUp(after: last.description, locations: locations, requestID: requestID) }
+        if let last { catchUp(after: last, locations: locations, requestID: requestID) }
     }
 
     func deliver(_ message: LiveFeed.Message) {
@@ -96,19 +96,19 @@ final class LiveStreamWriter: LiveStream, @unchecked Sendable {
         }
     }
 
-    /// Writes the log after `cursor` page by page, each once the one before has been sent, then what the
+    /// Writes the log after `position` page by page, each once the one before has been sent, then what the
     /// feed handed over meanwhile. A log that cannot be read ends the stream: the client tries again.
-    private func catchUp(after cursor: String, locations: LocationsClient, requestID: String) {
+    private func catchUp(after position: LogPosition, locations: LocationsClient, requestID: String) {
         guard stream.isOpen else { return }
-        locations.changes(after: cursor, wait: 0, requestID: requestID, on: stream.eventLoop).whenComplete { result in
-            guard case .success(let page) = result else { return self.stream.abort() }
+        locations.changes(after: position, wait: 0, requestID: requestID, on: stream.eventLoop).whenComplete { result in
+            guard case .success(let page) = result, let next = page.position else { return self.stream.abort() }
             guard !page.events.isEmpty else { return self.goLive() }
             let sent = self.stream.eventLoop.makePromise(of: Void.self)
             for (index, event) in page.events.enumerated() {
                 if let position = LogPosition(event.id) { self.last = position }
                 self.stream.write(PreparedStream.Chunk(SSEFrame.event(event)), promise: index == page.events.count - 1 ? sent : nil)
             }
-            sent.futureResult.whenSuccess { self.catchUp(after: page.cursor, locations: locations, requestID: requestID) }
+            sent.futureResult.whenSuccess { self.catchUp(after: next, locations: locations, requestID: requestID) }
         }
     }
 

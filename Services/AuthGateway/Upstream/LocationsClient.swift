@@ -31,12 +31,13 @@ struct LocationsClient: Sendable {
 
     private static let listPath = "/v1/StudentLocation"
 
-    /// One page of the service's change feed after `cursor` (`now` for the head), waiting up to
-    /// `wait` for something to happen. Without `events`, the page lists none and only moves the cursor.
+    /// One page of the service's change feed after `position` (nil: after the head of the log as the
+    /// service finds it), waiting up to `wait` for something to happen. A page whose cursor is not a
+    /// position of the log is refused as the service being unavailable. Without `events`, the page lists none and only moves the cursor.
     /// Gives up at once when its task is cancelled: the live feed's long poll would otherwise hold the
     /// gateway's shutdown for up to `wait` seconds.
-    func changes(after cursor: String, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
-        let page = changes(after: cursor, wait: wait, events: events, requestID: requestID, on: nil)
+    func changes(after position: LogPosition?, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
+        let page = changes(after: position, wait: wait, events: events, requestID: requestID, on: nil)
         let answer = page.eventLoop.makePromise(of: LocationChangePage.self)
         page.cascade(to: answer)
         return try await withTaskCancellationHandler {
@@ -48,14 +49,15 @@ struct LocationsClient: Sendable {
 
     /// `changes` on a given event loop (a live stream's, reading what its client missed).
     func changes(
-        after cursor: String, wait: Int, events: Bool = true, requestID: String, on eventLoop: (any EventLoop)?
+        after position: LogPosition?, wait: Int, events: Bool = true, requestID: String, on eventLoop: (any EventLoop)?
     ) -> EventLoopFuture<LocationChangePage> {
         forward(
             method: .GET, path: Self.listPath + "/changes",
-            query: "after=\(cursor)&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
+            query: "after=\(position?.description ?? "now")&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
             requestID: requestID, timeout: timeout + .seconds(Int64(wait)), on: eventLoop
         ).flatMapThrowing { [logger] answer in
-            guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView))
+            guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)),
+                page.position != nil
             else {
                 logger.warning("unexpected change feed answer", metadata: ["status": "\(answer.status)"])
                 throw GatewayError.locationsUnavailable
