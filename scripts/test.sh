@@ -39,7 +39,7 @@ else
     # hold a wait to a bound: whole processes (a change crossing replicas within 200 ms, a drain on
     # SIGTERM, an outage answered within seconds), a student served within 1 s while slow clients are cut
     # off, a departed stream let go within 1 s, refusals within 2 s.
-    timed='ProcessTests|SlowClientTests|slowAndIdleClientsAreCutOff|aStreamWhoseClientLeftIsLetGoAtOnce'
+    timed='ProcessTests|SlowClientTests|slowClientsAndIdleOnesAreCutOff|aStreamWhoseClientLeftIsLetGoAtOnce'
     timed+='|locationsServiceDownGivesAQuickParseStyle503'
     timed+='|theServicesChangeFeedIsUnreachable|onlyDocumentedListParametersAreForwarded|aMalformedObjectIdIs404'
     # The change feed shows an event only once no older transaction anywhere in the cluster can commit:

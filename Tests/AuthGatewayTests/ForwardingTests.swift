@@ -72,16 +72,10 @@ import Testing
                 headers: [InternalHeaders.actor: student.actor.headerValue])
             #expect(status == 200)
             let id = try #require((try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])?["objectId"] as? String)
-            let started = ContinuousClock.now
-            var seen = false
-            while ContinuousClock.now - started < .seconds(3) {
-                if try await client.send(.get, "/v1/StudentLocation").body.contains(id) {
-                    seen = true
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(10))
+            let seen = try await waitFor(within: .seconds(3), every: .milliseconds(10)) {
+                try await client.send(.get, "/v1/StudentLocation").body.contains(id)
             }
-            #expect(seen, "the gateway kept serving a stale list")
+            #expect(seen != nil, "the gateway kept serving a stale list")
         }
     }
 

@@ -59,8 +59,7 @@ import Testing
         // The connection that timed out is closed rather than given to the next request, which opens another.
         _ = try? await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .milliseconds(100), on: loop).get()
         // (The server reads it in its own time: the test machine may be busy.)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while server.requests.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await server.received(2, within: .seconds(5)))
         #expect(server.requests.count == 2)
         #expect(server.connections == 2)
     }
@@ -189,25 +188,35 @@ final class ScriptedServer: Sendable {
         case silence
     }
 
+    struct Log: Sendable {
+        var connections = 0
+        var requests: [Request] = []
+    }
+
     let port: Int
     private let channel: any Channel
-    private let log: NIOLockedValueBox<(connections: Int, requests: [Request])>
+    private let log: Watched<Log>
 
     var endpoint: InternalHTTPClient.Endpoint { InternalHTTPClient.Endpoint(url: "http://127.0.0.1:\(port)/base")! }
-    var connections: Int { log.withLockedValue { $0.connections } }
-    var requests: [Request] { log.withLockedValue { $0.requests } }
+    var connections: Int { log.value.connections }
+    var requests: [Request] { log.value.requests }
 
-    private init(channel: any Channel, log: NIOLockedValueBox<(connections: Int, requests: [Request])>) {
+    /// Whether `count` requests have come in, now or within `limit`.
+    func received(_ count: Int, within limit: Duration) async -> Bool {
+        await log.wait(within: limit) { $0.requests.count >= count }
+    }
+
+    private init(channel: any Channel, log: Watched<Log>) {
         self.channel = channel
         port = channel.localAddress!.port!
         self.log = log
     }
 
     static func start(_ script: @escaping @Sendable (Request) -> Reply) async throws -> ScriptedServer {
-        let log = NIOLockedValueBox<(connections: Int, requests: [Request])>((0, []))
+        let log = Watched(Log())
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
-                log.withLockedValue { $0.connections += 1 }
+                log.update { $0.connections += 1 }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ScriptHandler(script: script, log: log))
                 }
@@ -225,10 +234,10 @@ final class ScriptedServer: Sendable {
         typealias OutboundOut = ByteBuffer
 
         let script: @Sendable (Request) -> Reply
-        let log: NIOLockedValueBox<(connections: Int, requests: [Request])>
+        let log: Watched<Log>
         var received = ""
 
-        init(script: @escaping @Sendable (Request) -> Reply, log: NIOLockedValueBox<(connections: Int, requests: [Request])>) {
+        init(script: @escaping @Sendable (Request) -> Reply, log: Watched<Log>) {
             self.script = script
             self.log = log
         }
@@ -246,7 +255,7 @@ final class ScriptedServer: Sendable {
                 let body = String(rest.utf8.prefix(length))!
                 received = String(rest.utf8.dropFirst(length))!
                 let request = Request(head: head + "\r\n", body: body)
-                log.withLockedValue { $0.requests.append(request) }
+                log.update { $0.requests.append(request) }
                 switch script(request) {
                 case .answer(let text, let close):
                     context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text)), promise: nil)

@@ -15,10 +15,8 @@ import Testing
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
-        if process.isRunning { process.terminate() }
+        let exit = try ProcessExit(running: process)
+        if await exit.status(within: timeout) == nil { process.terminate() }
         process.waitUntilExit()
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(at: output)

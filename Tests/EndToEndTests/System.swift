@@ -13,7 +13,7 @@ func withSystem(
     let gateway = try ServiceProcess(
         "auth-gateway",
         environment: [
-            "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)", "LOG_LEVEL": "warning",
+            "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)",
         ].merging(gatewaySettings) { _, setting in setting })
     defer { gateway.terminate() }
     try await gateway.waitUntilReady()

@@ -8,8 +8,8 @@ import TestSupport
 /// client is tested over a real socket without leaving the machine.
 ///
 /// Mounted paths play different upstreams: `/ok` answers with two places, `/echo` answers with the
-/// query it received, `/broken` fails with 500, `/garbage` answers 200 with no JSON, `/silent` takes far longer than any test waits,
-/// `/trickle` sends its head at once and then stalls in the body as long.
+/// query it received, `/broken` fails with 500, `/garbage` answers 200 with no JSON, `/silent` answers only once the server
+/// stops, `/trickle` sends its head at once and then stalls in the body as long.
 enum FakeNominatim {
     /// What the server saw of the last `/echo` request.
     actor Recorder {
@@ -49,8 +49,8 @@ enum FakeNominatim {
         router.get("broken/search") { _, _ in Response(status: .internalServerError) }
         router.get("garbage/search") { _, _ in json("<html>busy</html>") }
         router.get("silent/search") { _, _ in
-            // Longer than any test waits; a shutdown ends the wait, so stopping the server does not.
-            try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
+            // Longer than any test waits: until the server stops, which is then not held up by it.
+            try await gracefulShutdown()
             return json("[]")
         }
         router.get("trickle/search") { _, _ in
@@ -59,7 +59,7 @@ enum FakeNominatim {
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init { writer in
                     try await writer.write(ByteBuffer(string: "["))
-                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
+                    try await gracefulShutdown()
                     try await writer.write(ByteBuffer(string: "]"))
                     try await writer.finish(nil)
                 })

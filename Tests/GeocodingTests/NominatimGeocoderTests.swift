@@ -71,7 +71,7 @@ import Testing
     }
 
     /// `/silent` never sends its head; `/trickle` sends it and then stalls in the body. Either would keep
-    /// going for 30 s; the answer comes at the limit (with room for a busy machine).
+    /// going until the server stops; the answer comes at the limit (with room for a busy machine).
     @Test(arguments: ["/silent", "/trickle"])
     func aStalledUpstreamTimesOutWithinTheLimit(path: String) async throws {
         let waited = try await FakeNominatim.withServer { base in

@@ -31,15 +31,13 @@ import Testing
             let follower = Task { () -> [RecordedEvent] in
                 var seen: [RecordedEvent] = []
                 var cursor = LogPosition.start
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ContinuousClock.now < deadline {
+                // Events are read up to the oldest transaction still running on the cluster, other tests' too:
+                // nothing here can say when that moves, so the follower reads again until it has them all.
+                _ = try await waitFor(within: .seconds(60), every: .milliseconds(1)) {
                     let batch = try await store.events(after: cursor, limit: 50)
                     seen += batch
                     cursor = batch.last?.position ?? cursor
-                    if batch.isEmpty {
-                        if writing.isStopped && seen.count >= expected { break }
-                        try await Task.sleep(for: .milliseconds(1))
-                    }
+                    return batch.isEmpty && writing.isStopped && seen.count >= expected
                 }
                 return seen
             }

@@ -53,10 +53,15 @@ import Testing
     }
 }
 
-final class LockedLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var text: String { lock.withLock { lines.joined(separator: "\n") } }
-    var all: [String] { lock.withLock { lines } }
+/// Lines a callback reports, and a wait for one of them.
+final class LockedLines: Sendable {
+    private let lines = Watched<[String]>([])
+    func append(_ line: String) { lines.update { $0.append(line) } }
+    var text: String { lines.value.joined(separator: "\n") }
+    var all: [String] { lines.value }
+
+    /// Whether `line` has been reported, now or within `limit`.
+    func contains(_ line: String, within limit: Duration) async -> Bool {
+        await lines.wait(within: limit) { $0.contains(line) }
+    }
 }

@@ -36,7 +36,7 @@ import Testing
                 if case .connected = status { statuses.append("connected") } else { statuses.append("disconnected") }
             }
             var changes = feed.makeAsyncIterator()
-            try #require(try await waitFor(within: .seconds(10)) { statuses.all.contains("connected") } != nil, "never connected")
+            try #require(await statuses.contains("connected", within: .seconds(10)), "never connected")
 
             let first = try await ada.postPin("Lagos, Nigeria")
             let posted = try #require(try await changes.next())

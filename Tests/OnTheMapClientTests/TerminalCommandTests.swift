@@ -76,6 +76,7 @@ import Glibc
 
             kill(gateway, SIGSTOP)
             let resumePipe = Task {
+                // real time: the CLI shows its spinner after 300 ms by its own clock, in a process of its own.
                 try await Task.sleep(for: .milliseconds(1_200))
                 kill(gateway, SIGCONT)
             }

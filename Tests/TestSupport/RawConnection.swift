@@ -151,6 +151,12 @@ public final class RawConnection: @unchecked Sendable {
         return nil
     }
 
+    /// Ends what this side sends and goes on reading, as a client that has no more requests does: the peer
+    /// reads the end, and `closedByPeer` sees it close its side.
+    public func finishSending() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Closes the connection now, as a client that goes away does.
     public func close() {
         shutdown(fd, Int32(SHUT_RDWR))

@@ -10,10 +10,11 @@ import FoundationNetworking
 public final class ServiceProcess: @unchecked Sendable {
     /// The port asked for, if one was.
     private let requestedPort: Int?
-    /// The port the process listens on, once `waitUntilReady` has found it.
+    /// The port the process listens on, once `waitUntilReady` has read it from the log.
     private let boundPort = Mutex<Int?>(nil)
     public let process = Process()
-    private let log: URL
+    private let log = CapturedOutput()
+    private let exit: ProcessExit
 
     /// A product binary: the test bundle sits in the build folder, beside the products.
     public static func binary(_ name: String) -> URL {
@@ -26,18 +27,18 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// Without a `port`, the process listens on one the kernel gives it (port 0), found once it is ready.
     /// A port picked beforehand could be taken in between by a server of the test process, which binds
-    /// port 0 too; a `port` is for starting a process again where an earlier one listened.
+    /// port 0 too; a `port` is for starting a process again where an earlier one listened. `LOG_LEVEL` is
+    /// info unless `environment` asks for more: readiness is read from the line the server logs once it listens.
     public init(_ name: String, environment: [String: String], port: Int? = nil) throws {
         requestedPort = port
-        log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let logLevel = environment["LOG_LEVEL"] ?? "info"
+        precondition(["trace", "debug", "info"].contains(logLevel), "LOG_LEVEL \(logLevel) hides the line that says the service listens")
         process.executableURL = Self.binary(name)
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port ?? 0)]
-        process.environment = environment.merging(["INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "info"]) { mine, _ in mine }
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        process.environment = environment.merging(["INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": logLevel]) { mine, _ in mine }
+        process.standardOutput = log.pipe
+        process.standardError = log.pipe
+        exit = try ProcessExit(running: process)
     }
 
     /// Where the process listens: known from the start when it was asked for, else once `waitUntilReady`
@@ -49,14 +50,13 @@ public final class ServiceProcess: @unchecked Sendable {
         return port
     }
 
-    /// locations-service on `databaseURL`.
     /// locations-service on `databaseURL`; `logLevel: "debug"` logs each request as it starts, for tests that
     /// wait for a request to be in the service's hands.
     public convenience init(locationsOn databaseURL: String, port: Int? = nil, logLevel: String = "info") throws {
         try self.init("locations-service", environment: ["DATABASE_URL": databaseURL, "LOG_LEVEL": logLevel], port: port)
     }
 
-    public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    public var output: String { log.text }
 
     /// `NAME healthcheck` as a container's health check runs it, for a service listening on `port`: the
     /// exit status, and what it printed on stdout and stderr together.
@@ -74,45 +74,23 @@ public final class ServiceProcess: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: printed, as: UTF8.self))
     }
 
-    /// Waits until `/readyz` answers 200, from this process: had it failed to bind the port it was given,
-    /// whatever else listens there would answer instead.
+    /// Waits for the line the server logs once it listens, then asks `/readyz`, which must answer 200. The
+    /// line comes from this process, with the port it bound: had it failed to bind the port it was given,
+    /// it would have exited instead, and whatever else listens there is never asked.
     public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if requestedPort == nil, boundPort.withLock({ $0 }) == nil, let listening = listeningPorts().first {
-                boundPort.withLock { $0 = listening }
-            }
-            if requestedPort != nil || boundPort.withLock({ $0 }) != nil, let (status, _) = try? await get("/readyz", token: false), status == 200 {
-                guard listeningPorts().contains(port) else { throw HarnessError("another process answers on port \(port); this one:\n\(output)") }
-                return
-            }
-            guard process.isRunning else { throw HarnessError("service exited early:\n\(output)") }
-            try await Task.sleep(for: .milliseconds(50))
+        guard await log.wait(within: timeout, until: { Self.listeningPort(in: $0) != nil }), let bound = Self.listeningPort(in: output) else {
+            let status = log.ended ? await exit.status(within: .seconds(5)) : nil
+            throw HarnessError("service \(status.map { "exited early (status \($0))" } ?? "not listening after \(timeout)"):\n\(output)")
         }
-        throw HarnessError("service not ready after \(timeout):\n\(output)")
+        guard requestedPort == nil || requestedPort == bound else { throw HarnessError("asked for port \(port), listens on \(bound):\n\(output)") }
+        boundPort.withLock { $0 = bound }
+        let (status, answer) = try await get("/readyz", token: false)
+        guard status == 200 else { throw HarnessError("listening but not ready: \(status) \(answer)\n\(output)") }
     }
 
-    /// The loopback ports this process listens on (Linux; elsewhere, the one it was asked for).
-    private func listeningPorts() -> Set<Int> {
-        #if os(Linux)
-        // Read to its end: the kernel writes the table a page at a time, and a test run holds thousands of
-        // sockets, so a read of the size the file claims (none) or of one page would miss most of them.
-        guard let bytes = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp")).readToEnd() else { return [] }
-        let table = String(decoding: bytes, as: UTF8.self)
-        let folder = "/proc/\(process.processIdentifier)/fd"
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        let sockets = Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") })
-        // Each row: slot, local address:port (hex), remote address, state (0A listening), queues, timers,
-        // retransmits, uid, timeout, inode.
-        return Set(
-            table.split(separator: "\n").dropFirst().compactMap { row -> Int? in
-                let fields = row.split(separator: " ")
-                guard fields.count > 9, fields[3] == "0A", sockets.contains("socket:[\(fields[9])]") else { return nil }
-                return fields[1].split(separator: ":").last.flatMap { Int($0, radix: 16) }
-            })
-        #else
-        return requestedPort.map { [$0] } ?? []
-        #endif
+    /// The port in the line Hummingbird logs once the server listens (the whole line, so the whole number).
+    private static func listeningPort(in log: String) -> Int? {
+        log.firstMatch(of: /Server started and listening on 127\.0\.0\.1:([0-9]+)\n/).flatMap { Int($0.1) }
     }
 
     public func request(
@@ -139,23 +117,14 @@ public final class ServiceProcess: @unchecked Sendable {
         try await waitFor(within: limit) { gauge(name, in: try await get("/metrics").1) == value } != nil
     }
 
-    /// Whether the process's output holds `text` by the deadline: it reads the log as the process writes it.
+    /// Whether the process's output holds `text` by the deadline: each write of the process is looked at as it comes.
     public func output(contains text: String, within limit: Duration = .seconds(5)) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !output.contains(text) {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+        await log.wait(within: limit) { $0.contains(text) }
     }
 
     /// Waits for the process to exit and returns its status, or nil if it is still running at the deadline.
     public func waitForExit(timeout: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return process.isRunning ? nil : process.terminationStatus
+        await exit.status(within: timeout)
     }
 
     deinit {
@@ -163,7 +132,6 @@ public final class ServiceProcess: @unchecked Sendable {
             process.interrupt()
             process.terminate()
         }
-        try? FileManager.default.removeItem(at: log)
     }
 }
 

@@ -51,18 +51,17 @@ struct CLI: Sendable {
         process.standardOutput = try FileHandle(forWritingTo: outFile)
         process.standardError = try FileHandle(forWritingTo: errFile)
         let started = ContinuousClock.now
-        try process.run()
-        let deadline = started + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        let exit = try ProcessExit(running: process)
+        let ended = await exit.status(within: timeout)
         let elapsed = ContinuousClock.now - started
-        if process.isRunning { process.terminate() }
+        if ended == nil { process.terminate() }
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, output: (try? String(contentsOf: outFile, encoding: .utf8)) ?? "",
             errors: (try? String(contentsOf: errFile, encoding: .utf8)) ?? "", elapsed: elapsed)
     }
 
-    /// Starts a long-running command (`watch`), its stdout collected in a file that `output` reads.
+    /// Starts a long-running command (`watch`), its stdout and stderr kept as they are written.
     func start(_ arguments: [String]) throws -> RunningCLI {
         try RunningCLI(arguments: arguments, environment: environment)
     }
@@ -70,32 +69,30 @@ struct CLI: Sendable {
 
 final class RunningCLI: @unchecked Sendable {
     let process = Process()
-    private let outFile = FileManager.default.temporaryDirectory.appendingPathComponent("cli-out-\(UUID())")
-    private let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("cli-err-\(UUID())")
+    private let exit: ProcessExit
+    private let stdout = CapturedOutput()
+    private let stderr = CapturedOutput()
 
     init(arguments: [String], environment: [String: String]) throws {
         process.executableURL = CLI.binary
         process.arguments = arguments
         process.environment = environment
-        for file in [outFile, errFile] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outFile)
-        process.standardError = try FileHandle(forWritingTo: errFile)
-        try process.run()
+        process.standardOutput = stdout.pipe
+        process.standardError = stderr.pipe
+        exit = try ProcessExit(running: process)
     }
 
-    var output: String { (try? String(contentsOf: outFile, encoding: .utf8)) ?? "" }
-    var errors: String { (try? String(contentsOf: errFile, encoding: .utf8)) ?? "" }
-    var lines: [String] { output.split(separator: "\n").map(String.init) }
+    var output: String { stdout.text }
+    var errors: String { stderr.text }
+    var lines: [String] { Self.lines(output) }
+    private static func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 
     /// Waits until stdout holds `count` lines; answers how long that took.
     func waitForLines(_ count: Int, within limit: Duration) async throws -> Duration {
         let started = ContinuousClock.now
-        while lines.count < count {
-            guard ContinuousClock.now - started < limit else {
-                throw HarnessError("\(lines.count) of \(count) lines within \(limit):\n\(output)\nstderr:\n\(errors)")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        guard await stdout.wait(within: limit, until: { Self.lines($0).count >= count }) else {
+            throw HarnessError("\(lines.count) of \(count) lines within \(limit):\n\(output)\nstderr:\n\(errors)")
         }
         return ContinuousClock.now - started
     }
@@ -103,13 +100,10 @@ final class RunningCLI: @unchecked Sendable {
     /// Ctrl-C, and the exit status.
     func interrupt() async -> Int32? {
         process.interrupt()
-        let deadline = ContinuousClock.now + .seconds(5)
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        return process.isRunning ? nil : process.terminationStatus
+        return await exit.status(within: .seconds(5))
     }
 
     deinit {
         if process.isRunning { process.terminate() }
-        for file in [outFile, errFile] { try? FileManager.default.removeItem(at: file) }
     }
 }

@@ -30,7 +30,7 @@ final class ClientSystem: @unchecked Sendable {
         try ServiceProcess(
             "auth-gateway",
             environment: [
-                "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locationsPort)", "LOG_LEVEL": "warning",
+                "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locationsPort)",
             ], port: port)
     }
 

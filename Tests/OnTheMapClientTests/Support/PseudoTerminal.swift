@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the CLI on a pseudo-terminal (python3's `pty`), as a person at a terminal would: it waits for each
 /// prompt, types the answer, and returns everything the terminal showed and the exit status. The window is
@@ -72,8 +73,12 @@ enum PseudoTerminal {
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         process.standardOutput = try FileHandle(forWritingTo: output)
-        try process.run()
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        let exit = try ProcessExit(running: process)
+        // The script gives up by itself after 10 s a prompt and 15 s at the end; 30 s more to spare.
+        guard await exit.status(within: .seconds(10 * dialogue.count + 15 + 30)) != nil else {
+            process.terminate()
+            throw HarnessError("the terminal script still runs after its own limits")
+        }
         return try JSONDecoder().decode(Result.self, from: Data(contentsOf: output))
     }
 }
