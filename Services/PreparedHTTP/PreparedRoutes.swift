@@ -166,6 +166,10 @@ public struct RouteTable: Sendable {
     /// The routes with an early answer, each with the values its captures must not take because a pattern
     /// with a literal segment there wins for that path (`/v1/StudentLocation/events` over `…/{objectId}`).
     private let prepared: [(route: Route, method: HTTPMethod, shadowed: [Int: [Substring]])]
+    /// Of `prepared`, those whose every segment is spelled out, by their path: the door finds them with one
+    /// lookup. `captured`: the others, matched segment by segment.
+    private let literal: [Substring: [Int]]
+    private let captured: [Int]
 
     /// No routes: nothing is answered before the router.
     public init() {
@@ -185,6 +189,18 @@ public struct RouteTable: Sendable {
             }
             return (route, HTTPMethod(rawValue: route.method.rawValue), shadowed)
         }
+        var literal: [Substring: [Int]] = [:]
+        var captured: [Int] = []
+        for (index, entry) in prepared.enumerated() {
+            let spelled = entry.route.segments.compactMap { $0 }
+            if spelled.count == entry.route.segments.count {
+                literal[Substring("/" + spelled.joined(separator: "/")), default: []].append(index)
+            } else {
+                captured.append(index)
+            }
+        }
+        self.literal = literal
+        self.captured = captured
     }
 
     static func name(_ method: HTTPRequest.Method, _ path: RouterPath) -> String {
@@ -202,11 +218,18 @@ public struct RouteTable: Sendable {
     /// when the request is the router's (no early answer, or the early answer left it to the handler).
     /// By bytes over the path, allocating nothing for a route that captures nothing.
     public func answer(_ request: PreparedRequest) -> (handling: PreparedHandling, route: String)? {
-        for (route, method, shadowed) in prepared where method == request.method {
-            guard let parameters = Self.match(request.path, route, shadowed: shadowed),
-                let handling = route.early?(request, parameters)
+        // A path that is a route of its own is never one of a pattern that captures (`shadowed`).
+        if let indices = literal[request.path] {
+            for index in indices where prepared[index].method == request.method {
+                return prepared[index].route.early?(request, Parameters()).map { ($0, prepared[index].route.name) }
+            }
+            return nil
+        }
+        for index in captured where prepared[index].method == request.method {
+            guard let parameters = Self.match(request.path, prepared[index].route, shadowed: prepared[index].shadowed),
+                let handling = prepared[index].route.early?(request, parameters)
             else { continue }
-            return (handling, route.name)
+            return (handling, prepared[index].route.name)
         }
         return nil
     }
