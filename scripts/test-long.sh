@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The longer proofs, beside scripts/test.sh: a coverage-guided pass over the parsers of client input
-# (its own sanitizer build; bench/fuzz.sh runs a million inputs each), then docker-compose.yml brought up
-# as users run it, in a Docker engine of its own (about 13 minutes, most of it the image's release build).
+# The longer proofs, beside scripts/test.sh: the faults at their full length (20 s of each kill, ten
+# crashes of PostgreSQL), a coverage-guided pass over the parsers of client input (its own sanitizer
+# build; bench/fuzz.sh runs a million inputs each), then docker-compose.yml brought up as users run it,
+# in a Docker engine of its own (about 13 minutes, most of it the image's release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/fault-test.sh
 scripts/fuzz.sh 20000
 scripts/compose-test.sh

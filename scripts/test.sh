@@ -55,6 +55,7 @@ else
     # The web client in headless Chromium against the real services (its own PostgreSQL and stack).
     scripts/browser-test.sh
     # Faults under load (kill -9, the database stopped, restarted, out of disk, the hop cut): nothing
-    # acknowledged is lost and every refusal is an honest 503 in time. Timed, so after the parallel phase.
-    scripts/fault-test.sh
+    # acknowledged is lost and every refusal is an honest 503 in time. Timed, so after the parallel phase;
+    # every scenario, shorter than scripts/test-long.sh runs them.
+    scripts/fault-test.sh --seconds 10 --restarts 4
 fi

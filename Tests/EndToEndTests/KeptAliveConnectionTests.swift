@@ -6,12 +6,11 @@ import Testing
 /// its pool's to locations-service, costs the same after a hundred thousand answers as after a few: every
 /// kind of answer, from memory before the router or from the router, leaves nothing behind.
 @Suite struct KeptAliveConnectionTests {
-    static let answers = 40_000
-    /// What a process may grow by while one connection gets `answers` answers of one kind. The encoder kept
-    /// 24 bytes for each answer from before the router, in an array that doubled: each of those kinds grew
-    /// its service by 1.2 to 2.0 MB. Without it, by 0.15 MB at most (the allocator's own caches), and the
-    /// router's answers by 0.04 to 0.09 MB either way.
-    static let bound = 512 * 1024
+    static let answers = 20_000
+    /// What a process may grow by while one connection gets `answers` answers of one kind: 0.15 MB at most
+    /// is the allocator's own caches. A leak of even the 24 bytes an HTTP method takes for each answer, in
+    /// an array that doubles, holds 0.75 MB after 20,000 answers (a capacity of 32,768).
+    static let bound = 384 * 1024
 
     /// One kind of request, sent again and again on one connection.
     struct Kind: CustomStringConvertible {

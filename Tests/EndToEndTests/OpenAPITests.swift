@@ -35,7 +35,7 @@ import Testing
         }
     }
 
-    /// Generated requests against every operation, at least 5,000 of them from a fixed seed: no 5xx anywhere,
+    /// Generated requests against every operation, at least 4,000 of them from a fixed seed: no 5xx anywhere,
     /// and every answer matches the document (status, headers, content type, schema), every input the
     /// document allows is accepted and every one it forbids refused, and writes without a session are
     /// refused. Two runs: the pin routes with a real session, so writes are authorised and the links
@@ -77,7 +77,7 @@ import Testing
                 "schemathesis: \(requests.count) requests (\(writes.count) with a session, \(all.count) without) in "
                     + "\(ContinuousClock.now - started); \(authorised.count) of \(pinWrites.count) pin writes authorised, "
                     + "\(pinWrites.filter { (200..<300).contains($0.status) }.count) done")
-            #expect(requests.count >= 5000)
+            #expect(requests.count >= 4000)
             #expect(authorised.count * 3 >= pinWrites.count)
             #expect(!requests.contains { $0.status >= 500 })
         }
@@ -107,7 +107,7 @@ import Testing
                 "SCHEMATHESIS_HOOKS=" + here.appendingPathComponent("schemathesis_hooks.py").path,
                 "python3", "-m", "schemathesis.cli", "--config-file", here.appendingPathComponent("schemathesis.toml").path,
                 "run", base + "/openapi.yaml", "--url", base, "--checks", "all",
-                "--max-examples", "90", "--seed", "20261122", "--generation-database", "none", "--request-timeout", "10",
+                "--max-examples", "65", "--seed", "20261122", "--generation-database", "none", "--request-timeout", "10",
                 // PostgreSQL text cannot hold NUL; such input is refused with a 400, which is right but
                 // would read as "valid input rejected" to the fuzzer.
                 "--generation-allow-x00", "false",
