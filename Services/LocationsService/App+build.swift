@@ -57,9 +57,7 @@ func buildRouter(
 }
 
 /// The service's parts over one database client: the log, the read model, the cache kept coherent across
-/// replicas, and the commands that write. With `log` given (`MemoryLocationLog`), the pins live there
-/// instead, the cache is trusted from the start (no other replica writes), and `client` serves only the
-/// health routes.
+/// replicas, and the commands that write. With `log` given, the pins live there instead (`inMemory`).
 struct ServiceParts {
     let database: Database
     let log: any LocationLog
@@ -75,7 +73,6 @@ struct ServiceParts {
         let events = EventStore(database: database)
         let posts = PostAppender(events: events)
         let log = log ?? PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database))
-        let inMemory = log is MemoryLocationLog
         let cache = LatestLocationsCache { try await log.pins(.latest) }
         let watch = LogWatch()
         let listening = registry.makeGauge(
@@ -89,10 +86,9 @@ struct ServiceParts {
                 watch.notify()
             },
             onConnectionChange: { connected in
-                cache.setCoherent(connected || inMemory)
+                cache.setCoherent(connected)
                 listening.set(connected ? 1.0 : 0.0)
             })
-        if inMemory { cache.setCoherent(true) }
         let appended = registry.makeCounter(
             descriptor: MetricNameDescriptor(
                 namespace: "onthemap", metricName: "events_appended", unitName: "total", helpText: "Events appended to the log by this replica."))
@@ -120,6 +116,9 @@ extension ServiceParts {
         let nowhere = PostgresClient(
             configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
             backgroundLogger: logger)
-        return ServiceParts(client: nowhere, registry: registry, logger: logger, log: log)
+        let parts = ServiceParts(client: nowhere, registry: registry, logger: logger, log: log)
+        // No other replica writes to these pins, so the cache needs no change listener to be trusted.
+        parts.cache.setCoherent(true)
+        return parts
     }
 }
