@@ -18,7 +18,6 @@ struct EventsController: Sendable {
     let locations: LocationsClient
     let trustedProxies: TrustedProxies
 
-    static let path = "/v1/StudentLocation/events"
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
     /// The head's headers, but for the request id.

@@ -7,7 +7,7 @@ import PreparedHTTP
 protocol LiveStream: AnyObject, Sendable {
     func deliver(_ message: LiveFeed.Message)
     /// The gateway is shutting down. Returns what completes once the stream has ended.
-    func end() -> EventLoopFuture<Void>?
+    func end() -> EventLoopFuture<Void>
 }
 
 /// The streams subscribed on one event loop, touched only on that loop: a change reaches all of them with
@@ -42,7 +42,7 @@ final class LoopStreams: @unchecked Sendable {
     /// Ends every stream; completes once their connections have closed.
     func endAll() -> EventLoopFuture<Void> {
         loop.assertInEventLoop()
-        return EventLoopFuture.andAllComplete(streams.values.compactMap { $0.end() }, on: loop)
+        return EventLoopFuture.andAllComplete(streams.values.map { $0.end() }, on: loop)
     }
 }
 
@@ -76,7 +76,7 @@ final class LiveStreamWriter: LiveStream, @unchecked Sendable {
         send(message)
     }
 
-    func end() -> EventLoopFuture<Void>? {
+    func end() -> EventLoopFuture<Void> {
         stream.finish()
         return stream.closeFuture
     }
