@@ -32,16 +32,18 @@ public final class ConnectionsPerAddress: Sendable {
 }
 
 /// Sits right after the HTTP parser, before anything answers: refuses a connection past its address's
-/// limit, and closes one whose client is too slow, idle, or gone, as `ConnectionGuardState` decides.
-final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+/// limit, and closes one whose client is too slow, idle, or gone, as `ConnectionGuardState` decides. It
+/// holds the one wake-up the state asks for, timed by `clock` (`ContinuousClock` but in tests).
+final class ConnectionGuard<C: Clock>: ChannelDuplexHandler, RemovableChannelHandler where C.Duration == Duration {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private var state: ConnectionGuardState
-    private let limits: ConnectionLimits
+    private var state: ConnectionGuardState<C>
+    private let clock: C
     private let perAddress: ConnectionsPerAddress
+    private let trustedProxies: TrustedProxies
     private let logger: Logger
     /// The address this connection is counted under, once counted.
     private var counted: String?
@@ -49,13 +51,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var refused = false
     /// Counted among the open connections (and its address's, unless refused), until `stop()`.
     private var started = false
-    /// Ticks while the connection reads requests; none once it has become a stream.
-    private var ticker: RepeatedTask?
+    private var wake: Scheduled<Void>?
 
-    init(limits: ConnectionLimits, perAddress: ConnectionsPerAddress, logger: Logger) {
-        state = ConnectionGuardState(limits: limits)
-        self.limits = limits
+    init(limits: ConnectionLimits, perAddress: ConnectionsPerAddress, clock: C, logger: Logger) {
+        state = ConnectionGuardState(limits: limits, clock: clock)
+        self.clock = clock
         self.perAddress = perAddress
+        trustedProxies = limits.trustedProxies
         self.logger = logger
     }
 
@@ -73,12 +75,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         started = true
         OperatorMetrics.connectionOpened()
         MemoryReturn.connections.opened()
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: .init(limits.tick), delay: .init(limits.tick)) { _ in
-            let (handler, context) = loopBound.value
-            handler.tick(context: context)
-        }
-        guard let address = context.channel.remoteAddress?.ipAddress, !limits.trustedProxies.contains(address) else { return }
+        perform(state.start(), context: context)
+        guard let address = context.channel.remoteAddress?.ipAddress, !trustedProxies.contains(address) else { return }
         if perAddress.open(address) {
             counted = address
         } else {
@@ -102,9 +100,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         // Our side ends here; the whole connection once the client has read the answer and closed its
-        // side, or at the next tick (closing at once could reset the answer away before it is read).
+        // side, or a second later (closing at once could reset the answer away before it is read).
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(mode: .output, promise: nil) }
+        wake?.cancel()
+        wake = context.eventLoop.scheduleTask(in: .seconds(1)) { loopBound.value.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -119,8 +119,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func stop() {
         guard started else { return }
         started = false
-        ticker?.cancel()
-        ticker = nil
+        wake?.cancel()
+        wake = nil
         OperatorMetrics.connectionClosed()
         MemoryReturn.connections.closed()
         if let counted { perAddress.close(counted) }
@@ -138,7 +138,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        state.readComplete()
+        if !refused { perform(state.readComplete(), context: context) }
         context.fireChannelReadComplete()
     }
 
@@ -155,9 +155,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head: state.wroteHead()
-        case .body: state.wroteBody()
-        case .end: state.wroteEnd()
+        case .head: state.wrote(.head)
+        case .body: state.wrote(.body)
+        case .end: state.wrote(.end)
         }
         context.write(data, promise: promise)
     }
@@ -167,24 +167,29 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// counted.
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         guard event is PreparedStreamOpened else { return context.triggerUserOutboundEvent(event, promise: promise) }
-        ticker?.cancel()
-        ticker = nil
+        state.streamOpened()
+        wake?.cancel()
+        wake = nil
         promise?.succeed()
     }
 
-    private func tick(context: ChannelHandlerContext) {
-        if refused {
+    private func perform(_ action: ConnectionGuardState<C>.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .wake(let deadline):
+            wake?.cancel()
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            wake = context.eventLoop.scheduleTask(in: TimeAmount(clock.now.duration(to: deadline))) {
+                let (handler, context) = loopBound.value
+                handler.perform(handler.state.wakeUp(), context: context)
+            }
+        case .close(let reason):
+            OperatorMetrics.closedConnection("\(reason)")
+            logger.debug(
+                "connection closed", metadata: ["reason": "\(reason.rawValue)", "peer": "\(context.channel.remoteAddress?.description ?? "-")"])
+            stop()
             context.close(promise: nil)
-            return
         }
-        perform(state.tick(), context: context)
-    }
-
-    private func perform(_ action: ConnectionGuardState.Action, context: ChannelHandlerContext) {
-        guard case .close(let reason) = action else { return }
-        OperatorMetrics.closedConnection("\(reason)")
-        logger.debug("connection closed", metadata: ["reason": "\(reason.rawValue)", "peer": "\(context.channel.remoteAddress?.description ?? "-")"])
-        stop()
-        context.close(promise: nil)
     }
 }

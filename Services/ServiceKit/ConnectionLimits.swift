@@ -11,8 +11,6 @@ public struct ConnectionLimits: Sendable {
     /// With nothing read or written, a kept-alive connection is closed. Live streams write a heartbeat
     /// every 15 s, so they stay well inside it.
     public var idleTimeout: Duration = .seconds(60)
-    /// How often each connection's clock is looked at: every timeout above holds to within one tick.
-    public var tick: Duration = .seconds(1)
     /// Open connections from one address; the next is answered 429 and closed. A classroom behind one
     /// NAT address, each browser holding 6 connections and a live stream, stays well below it.
     public var connectionsPerAddress = Self.defaultConnectionsPerAddress

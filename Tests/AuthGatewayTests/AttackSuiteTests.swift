@@ -236,7 +236,6 @@ import Testing
 
     @Test func slowClientsAndIdleOnesAreCutOffWhileANormalClientIsServedWithinASecond() async throws {
         try await withGateway(configure: {
-            $0.limits.tick = .milliseconds(100)
             $0.limits.headerTimeout = .seconds(1)
             $0.limits.idleTimeout = .seconds(2)
         }) { client, _ in

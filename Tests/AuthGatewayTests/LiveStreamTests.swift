@@ -81,7 +81,6 @@ import Testing
     @Test func aStreamOutlivesTheIdleTimeout() async throws {
         try await withGateway(configure: {
             $0.liveHeartbeat = .milliseconds(100)
-            $0.limits.tick = .milliseconds(100)
             $0.limits.idleTimeout = .milliseconds(500)
         }) { client, _ in
             let events = try await Self.open(client.port!)

@@ -11,7 +11,6 @@ import Testing
 /// real socket, with its limits shortened so the test takes seconds: header 1 s, idle 2 s, 6 per address.
 @Suite struct SlowClientTests {
     static func shortLimits(_ configuration: inout ServiceConfiguration) {
-        configuration.limits.tick = .milliseconds(100)
         configuration.limits.headerTimeout = .seconds(1)
         configuration.limits.bodyTimeout = .seconds(1)
         configuration.limits.idleTimeout = .seconds(2)

@@ -1,105 +1,166 @@
+import TestSupport
 import Testing
 
 @testable import ServiceKit
 
-/// When a connection has to go, decided without a socket: each tick stands for one second here.
+/// When a connection has to go, decided without a socket, on a clock the test steps: the connection holds
+/// its one wake-up as `ConnectionGuard` does, and each timeout is met to the instant.
 @Suite struct ConnectionGuardStateTests {
-    static func state(header: Int = 3, body: Int = 5, idle: Int = 10) -> ConnectionGuardState {
-        var limits = ConnectionLimits()
-        limits.tick = .seconds(1)
-        limits.headerTimeout = .seconds(header)
-        limits.bodyTimeout = .seconds(body)
-        limits.idleTimeout = .seconds(idle)
-        return ConnectionGuardState(limits: limits)
-    }
+    typealias State = ConnectionGuardState<SteppingClock>
 
-    /// Ticks until an action other than `.none`, at most `limit`; the tick it came on, and the action.
-    static func run(
-        _ state: inout ConnectionGuardState, ticks limit: Int, each: (inout ConnectionGuardState) -> Void = { _ in }
-    )
-        -> (tick: Int, action: ConnectionGuardState.Action)?
-    {
-        for tick in 1...limit {
-            each(&state)
-            let action = state.tick()
-            if action != .none { return (tick, action) }
+    struct Connection {
+        let clock = SteppingClock()
+        var state: State
+        /// The wake-up held, as the handler holds it.
+        var wake: SteppingClock.Instant?
+        var closed: State.Reason?
+
+        init(header: Int = 3, body: Int = 5, idle: Int = 10) {
+            var limits = ConnectionLimits()
+            limits.headerTimeout = .seconds(header)
+            limits.bodyTimeout = .seconds(body)
+            limits.idleTimeout = .seconds(idle)
+            state = State(limits: limits, clock: clock)
+            perform(state.start())
         }
-        return nil
+
+        mutating func perform(_ action: State.Action) {
+            switch action {
+            case .none: break
+            case .wake(let deadline): wake = deadline
+            case .close(let reason): closed = reason
+            }
+        }
+
+        mutating func readComplete() { perform(state.readComplete()) }
+
+        /// Moves time on for at most `limit`, doing `each` every `step` and waking the state when its
+        /// wake-up comes; the reason and the time since the start, once it closes.
+        mutating func run(
+            for limit: Duration, step: Duration = .milliseconds(500), each: (inout Connection) -> Void = { _ in }
+        ) -> (reason: State.Reason, after: Duration)? {
+            let start = clock.now
+            var nextStep = start.advanced(by: step)
+            while clock.now < start.advanced(by: limit) {
+                let next = min(wake ?? nextStep, nextStep)
+                clock.advance(by: clock.now.duration(to: next))
+                if let wake, wake <= clock.now {
+                    self.wake = nil
+                    perform(state.wakeUp())
+                    if let closed { return (closed, start.duration(to: clock.now)) }
+                }
+                if nextStep <= clock.now {
+                    each(&self)
+                    nextStep = nextStep.advanced(by: step)
+                }
+            }
+            return nil
+        }
     }
 
     @Test func aHeadSentOneByteAtATimeIsCutOffAtTheHeaderTimeoutThoughBytesKeepComing() {
-        var state = Self.state(header: 3)
-        state.readComplete()
-        #expect(state.phase == .readingHead(ticks: 0))
-        // A byte arrives every tick, so the connection is never idle: only the header clock can end it.
-        let ended = Self.run(&state, ticks: 20) { $0.readComplete() }
-        #expect(ended?.tick == 3)
-        #expect(ended?.action == .close(.headerTimeout))
+        var connection = Connection(header: 3)
+        connection.readComplete()
+        #expect(connection.state.phase == .readingHead(since: connection.clock.now))
+        // A byte arrives every half second, so the connection is never idle: only the header clock ends it.
+        let ended = connection.run(for: .seconds(20)) { $0.readComplete() }
+        #expect(ended?.reason == .headerTimeout)
+        #expect(ended?.after == .seconds(3))
     }
 
     @Test func aSlowBodyIsCutOffAtTheBodyTimeout() {
-        var state = Self.state(body: 5)
-        state.read(.head)
-        state.readComplete()
-        let ended = Self.run(&state, ticks: 20) { state in
-            state.read(.body)
-            state.readComplete()
+        var connection = Connection(body: 5)
+        connection.state.read(.head)
+        connection.readComplete()
+        let ended = connection.run(for: .seconds(20)) { connection in
+            connection.state.read(.body)
+            connection.readComplete()
         }
-        #expect(ended?.tick == 5)
-        #expect(ended?.action == .close(.bodyTimeout))
+        #expect(ended?.reason == .bodyTimeout)
+        #expect(ended?.after == .seconds(5))
     }
 
     @Test func aWholeRequestInOneReadStartsNoHeaderClock() {
-        var state = Self.state(header: 2, idle: 10)
-        state.read(.head)
-        state.read(.end)
-        state.readComplete()
-        #expect(state.phase == .betweenRequests)
-        let ended = Self.run(&state, ticks: 20)
-        #expect(ended?.action == .close(.idle), "only idleness ends a connection between requests")
-        // The read counts as activity on the first tick; ten quiet ticks follow.
-        #expect(ended?.tick == 11)
+        var connection = Connection(header: 2, idle: 10)
+        connection.clock.advance(by: .seconds(1))
+        connection.state.read(.head)
+        connection.state.read(.end)
+        connection.readComplete()
+        #expect(connection.state.phase == .betweenRequests)
+        let ended = connection.run(for: .seconds(20))
+        #expect(ended?.reason == .idle, "only idleness ends a connection between requests")
+        // Ten seconds after the read, not after the connection opened.
+        #expect(ended?.after == .seconds(10))
+    }
+
+    @Test func requestsAndAnswersMoveNoWakeUp() {
+        var connection = Connection(idle: 10)
+        let held = connection.wake
+        for _ in 0..<100 {
+            connection.clock.advance(by: .milliseconds(10))
+            connection.state.read(.head)
+            connection.state.read(.end)
+            #expect(connection.state.readComplete() == .none)
+            connection.state.wrote(.head)
+            connection.state.wrote(.end)
+        }
+        #expect(connection.wake == held)
+        // When it comes, the wake-up finds the connection busy a second ago and asks for the next one.
+        connection.clock.advance(by: connection.clock.now.duration(to: held!))
+        #expect(connection.state.wakeUp() == .wake(at: connection.clock.now.advanced(by: .seconds(1))))
     }
 
     @Test func trafficEitherWayKeepsAConnectionOpen() {
-        var state = Self.state(idle: 3)
-        // A live stream: one request, then a heartbeat written every other tick for a long while.
-        state.read(.head)
-        state.read(.end)
-        state.readComplete()
-        state.wroteHead()
-        var tick = 0
-        let ended = Self.run(&state, ticks: 100) { state in
-            tick += 1
-            if tick.isMultiple(of: 2) { state.wroteBody() }
+        var connection = Connection(idle: 3)
+        // A live stream through the router: one request, then a heartbeat written every two seconds.
+        connection.state.read(.head)
+        connection.state.read(.end)
+        connection.readComplete()
+        connection.state.wrote(.head)
+        var steps = 0
+        let ended = connection.run(for: .seconds(100), step: .seconds(1)) { connection in
+            steps += 1
+            if steps.isMultiple(of: 2) { connection.state.wrote(.body) }
         }
         #expect(ended == nil)
     }
 
     @Test func aQuietConnectionClosesAtTheIdleTimeout() {
-        var state = Self.state(idle: 4)
-        let ended = Self.run(&state, ticks: 20)
-        #expect(ended?.tick == 4)
-        #expect(ended?.action == .close(.idle))
+        var connection = Connection(idle: 4)
+        let ended = connection.run(for: .seconds(20))
+        #expect(ended?.reason == .idle)
+        #expect(ended?.after == .seconds(4))
+    }
+
+    @Test func aConnectionThatBecameAStreamIsNeverTimed() {
+        var connection = Connection(idle: 4)
+        connection.state.read(.head)
+        connection.state.read(.end)
+        connection.readComplete()
+        connection.state.wrote(.head)
+        connection.state.streamOpened()
+        #expect(connection.state.wakeUp() == .none)
+        connection.readComplete()
+        #expect(connection.run(for: .seconds(1000)) == nil)
     }
 
     @Test func aClientThatLeavesDuringAStreamedAnswerIsLetGoAtOnce() {
-        var state = Self.state()
-        state.read(.head)
-        state.read(.end)
-        state.readComplete()
-        state.wroteHead()
-        #expect(state.inputClosed() == .close(.clientLeft))
+        var connection = Connection()
+        connection.state.read(.head)
+        connection.state.read(.end)
+        connection.readComplete()
+        connection.state.wrote(.head)
+        #expect(connection.state.inputClosed() == .close(.clientLeft))
     }
 
     @Test func aClientThatShutsItsSideAfterAskingStillGetsItsAnswer() {
-        var state = Self.state()
-        state.read(.head)
-        state.read(.end)
-        state.readComplete()
-        #expect(state.inputClosed() == .none)
-        state.wroteHead()
-        state.wroteEnd()
-        #expect(state.inputClosed() == .none)
+        var connection = Connection()
+        connection.state.read(.head)
+        connection.state.read(.end)
+        connection.readComplete()
+        #expect(connection.state.inputClosed() == .none)
+        connection.state.wrote(.head)
+        connection.state.wrote(.end)
+        #expect(connection.state.inputClosed() == .none)
     }
 }
