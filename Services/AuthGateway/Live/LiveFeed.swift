@@ -21,6 +21,8 @@ final class LiveFeed: Service, Sendable {
     private let logger: Logger
     private let cache: LatestListCache
     private let heartbeatInterval: Duration
+    /// What the heartbeat, the coalescing pause and the pause after a failure are timed by.
+    private let clock: any Clock<Duration>
     /// Streams open at once from one client address.
     let streamsPerAddress: Int
     private let subscribers = Mutex(Subscribers())
@@ -37,8 +39,10 @@ final class LiveFeed: Service, Sendable {
 
     init(
         locations: LocationsClient, cache: LatestListCache, logger: Logger, heartbeatInterval: Duration = .seconds(15),
-        streamsPerAddress: Int = GatewayConfiguration.defaultStreamsPerClient, openStreams: Gauge? = nil
+        streamsPerAddress: Int = GatewayConfiguration.defaultStreamsPerClient, openStreams: Gauge? = nil,
+        clock: any Clock<Duration> = ContinuousClock()
     ) {
+        self.clock = clock
         self.locations = locations
         self.cache = cache
         self.logger = logger
@@ -107,7 +111,7 @@ final class LiveFeed: Service, Sendable {
             group.addTask { await cancelWhenGracefulShutdown { await self.follow() } }
             group.addTask {
                 await cancelWhenGracefulShutdown {
-                    while (try? await Task.sleep(for: self.heartbeatInterval)) != nil { self.broadcast(.heartbeat) }
+                    while (try? await self.clock.sleep(for: self.heartbeatInterval)) != nil { self.broadcast(.heartbeat) }
                 }
             }
         }
@@ -149,12 +153,12 @@ final class LiveFeed: Service, Sendable {
                 pause = .milliseconds(200)
                 // While the log moves fast, read it at most every 50 ms, in bigger pages, instead of once
                 // per append: each read costs both services a query and a round trip.
-                if moved { try? await Task.sleep(for: Self.coalescing) }
+                if moved { try? await clock.sleep(for: Self.coalescing) }
             } catch {
                 cache.setFollowing(false)
                 if Task.isCancelled { return }
                 logger.warning("live feed lost locations-service; retrying", metadata: ["error": "\(String(reflecting: error))"])
-                try? await Task.sleep(for: pause)
+                try? await clock.sleep(for: pause)
                 pause = min(pause * 2, .seconds(5))
             }
         }
