@@ -116,27 +116,6 @@ import Testing
         #expect(server.connections <= 3, "\(server.connections) connections for a limit of 3")
     }
 
-    @Test func aBurstPastTheWaitingRoomIsRefusedAtOnce() async throws {
-        let server = try await ScriptedServer.start { _ in .silence }
-        let client = InternalHTTPClient(endpoint: server.endpoint, maximumConnections: 1, maximumWaiting: 2)
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
-        // The held requests' time limit is what a refusal "at once" is told apart from: a request queued
-        // behind them would fail only once theirs is up, and as timed out, not overloaded.
-        let limit = TimeAmount.seconds(3)
-        let held = (0..<3).map { _ in client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: limit, on: loop) }
-        let started = ContinuousClock.now
-        await #expect(throws: InternalHTTPClient.Failure.overloaded) {
-            try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: limit, on: loop).get()
-        }
-        #expect(ContinuousClock.now - started < .seconds(3))
-        // The three share the one connection while they wait. (Counted before their time is up: once the
-        // first times out, a waiter with a few microseconds left may rightly take the freed place.)
-        #expect(try await client.openConnections(on: loop).get() == 1)
-        for request in held {
-            await #expect(throws: InternalHTTPClient.Failure.timedOut) { try await request.get() }
-        }
-    }
-
     @Test func aPooledConnectionThatDiedWithTheServiceIsReplacedNotUsed() async throws {
         // Kept alive by the answer, then gone: what a pooled connection sees when locations-service restarts.
         let server = try await ScriptedServer.start { _ in .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", thenClose: true) }

@@ -35,14 +35,7 @@ final class InternalHTTPClient: LocationsHop {
     }
 
     typealias Answer = HopAnswer
-
-    enum Failure: Error, Equatable {
-        case timedOut
-        case connectionClosed
-        case answerTooLarge
-        /// Every connection busy and too many requests already waiting.
-        case overloaded
-    }
+    typealias Failure = HopFailure
 
     var endpoint: Endpoint { settings.endpoint }
     private let group: any EventLoopGroup
@@ -56,16 +49,12 @@ final class InternalHTTPClient: LocationsHop {
         let connectTimeout: TimeAmount
         /// The longest answer read; the service's largest is a list of 1,000 pins.
         let maximumAnswer: Int
-        /// Connections open at once per event loop; a request that finds them all busy waits its turn. The
-        /// bound keeps a burst of clients from opening a connection each to the service (which caps the
-        /// connections one address may hold): 32 in flight per core already keep its PostgreSQL pool busy.
-        let maximumConnections: Int
-        /// Requests waiting per event loop for a connection; past that a burst is refused at once.
-        let maximumWaiting: Int
-        /// How long a kept-alive connection may wait for its next request: well inside the service's idle
-        /// timeout (`ConnectionLimits.idleTimeout`, 60 s).
-        let idleLifetime: TimeAmount
-        /// The time the idle lifetime is counted in; a test moves its own.
+        /// Per event loop. At most 32 connections: a burst of clients does not open a connection each to the
+        /// service (which caps the connections one address may hold), and 32 in flight per core already keep
+        /// its PostgreSQL pool busy. The idle lifetime stays well inside the service's idle timeout
+        /// (`ConnectionLimits.idleTimeout`, 60 s).
+        let limits: HopPoolState<ExchangeHandler, Exchange>.Limits
+        /// The one time the pool and its requests' deadlines are read in; a test moves its own.
         let now: @Sendable () -> NIODeadline
     }
 
@@ -77,7 +66,7 @@ final class InternalHTTPClient: LocationsHop {
         self.group = group
         settings = Settings(
             endpoint: endpoint, connectTimeout: connectTimeout, maximumAnswer: maximumAnswer,
-            maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime, now: now)
+            limits: .init(maximumConnections: maximumConnections, maximumWaiting: maximumWaiting, idleLifetime: idleLifetime), now: now)
     }
 
     /// Sends one request on `eventLoop` (any of the group's when nil) and reads the whole answer. It fails
@@ -93,7 +82,7 @@ final class InternalHTTPClient: LocationsHop {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: endpoint.basePath + target, headers: headers)
         head.headers.replaceOrAdd(name: "Host", value: endpoint.hostHeader)
         if let body { head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes)) }
-        let exchange = Exchange(head: head, body: body, promise: loop.makePromise(), deadline: .now() + timeout)
+        let exchange = Exchange(head: head, body: body, promise: loop.makePromise(), deadline: settings.now() + timeout)
         pool(for: loop).send(exchange)
         return exchange.promise.futureResult
     }
@@ -101,7 +90,7 @@ final class InternalHTTPClient: LocationsHop {
     /// Connections open (or being opened) in `loop`'s pool: one the service closed counts until the pool
     /// has seen it close.
     func openConnections(on loop: any EventLoop) -> EventLoopFuture<Int> {
-        loop.submit { self.pool(for: loop).open }
+        loop.submit { self.pool(for: loop).state.open }
     }
 
     /// Closes the idle connections; later requests open new ones.
@@ -124,47 +113,49 @@ final class InternalHTTPClient: LocationsHop {
         let head: HTTPRequestHead
         let body: ByteBuffer?
         let promise: EventLoopPromise<Answer>
+        /// In the pool's time (`Settings.now`).
         let deadline: NIODeadline
     }
 
-    /// The connections of one event loop, and the requests waiting for one. Touched only on that loop.
+    /// One event loop's pool: `HopPoolState` decides, this does what it says. Touched only on that loop.
     fileprivate final class LoopPool: @unchecked Sendable {
         let loop: any EventLoop
         let settings: Settings
-        /// Kept-alive connections and when each fell idle, the most recent last.
-        private var idle: [(connection: ExchangeHandler, since: NIODeadline)] = []
-        private var waiting = CircularBuffer<Exchange>()
-        /// Connections opened or being opened, and not yet closed.
-        private(set) var open = 0
+        fileprivate var state: HopPoolState<ExchangeHandler, Exchange>
 
         init(loop: any EventLoop, settings: Settings) {
             self.loop = loop
             self.settings = settings
+            state = HopPoolState(limits: settings.limits)
         }
 
         func send(_ exchange: Exchange) {
             loop.preconditionInEventLoop()
-            // The service closes a connection idle for 60 s; one idle for half that is closed here first, so
-            // a request is never sent on a connection the service is closing at that very moment.
-            let fresh = settings.now() - settings.idleLifetime
-            while let (connection, since) = idle.popLast() {
-                if since > fresh, connection.isUsable {
-                    connection.start(exchange)
-                    return
-                }
-                connection.close()
-            }
-            if open < settings.maximumConnections {
-                connect(for: exchange)
-            } else if waiting.count < settings.maximumWaiting {
-                waiting.append(exchange)
-            } else {
-                exchange.promise.fail(Failure.overloaded)
+            perform(state.send(exchange, deadline: exchange.deadline, now: settings.now()))
+        }
+
+        /// A connection whose exchange ended cleanly, ready for the next request.
+        func released(_ connection: ExchangeHandler) { perform(state.released(connection, now: settings.now())) }
+
+        /// A connection ended, or could not be opened (nil).
+        func closed(_ connection: ExchangeHandler?) { perform(state.closed(connection, now: settings.now())) }
+
+        func closeIdle() {
+            for connection in state.takeIdle() { connection.close() }
+        }
+
+        private func perform(_ action: HopPoolState<ExchangeHandler, Exchange>.Action) {
+            for connection in action.close { connection.close() }
+            for exchange in action.expired { exchange.promise.fail(Failure.timedOut) }
+            switch action.next {
+            case .none: break
+            case .start(let exchange, let connection): connection.start(exchange)
+            case .connect(let exchange): connect(for: exchange)
+            case .refuse(let exchange): exchange.promise.fail(Failure.overloaded)
             }
         }
 
         private func connect(for exchange: Exchange) {
-            open += 1
             ClientBootstrap(group: loop)
                 .connectTimeout(settings.connectTimeout)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -187,132 +178,75 @@ final class InternalHTTPClient: LocationsHop {
                         }
                     case .failure(let error):
                         exchange.promise.fail(error)
-                        self.closed()
+                        self.closed(nil)
                     }
                 }
         }
-
-        /// The oldest waiting request whose time is not up; those whose time is up are told so.
-        private func nextWaiting() -> Exchange? {
-            while let exchange = waiting.popFirst() {
-                if exchange.deadline > .now() { return exchange }
-                exchange.promise.fail(Failure.timedOut)
-            }
-            return nil
-        }
-
-        /// A connection whose exchange ended cleanly, ready for the next request.
-        func giveBack(_ connection: ExchangeHandler) {
-            if let next = nextWaiting() {
-                connection.start(next)
-            } else {
-                idle.append((connection, settings.now()))
-            }
-        }
-
-        /// A connection ended: a waiting request may open another in its place.
-        func closed() {
-            open -= 1
-            if open < settings.maximumConnections, let next = nextWaiting() { connect(for: next) }
-        }
-
-        func closeIdle() {
-            let connections = idle
-            idle = []
-            for idle in connections { idle.connection.close() }
-        }
     }
 
-    /// One connection: writes a request, collects its answer, and fails the request when the connection
-    /// ends or the time is up first.
-    fileprivate final class ExchangeHandler: ChannelInboundHandler {
+    /// One connection: `HopExchangeState` decides, this writes the request, reads the answer into it, and
+    /// times the exchange.
+    fileprivate final class ExchangeHandler: ChannelInboundHandler, Hashable {
         typealias InboundIn = HTTPClientResponsePart
         typealias OutboundOut = HTTPClientRequestPart
 
         private let pool: LoopPool
-        private let maximumAnswer: Int
+        private var state: HopExchangeState<Exchange>
         private var context: ChannelHandlerContext?
-        private var current: Exchange?
         private var timeout: Scheduled<Void>?
-        private var answerHead: HTTPResponseHead?
-        private var answerBody: ByteBuffer?
 
         init(pool: LoopPool, maximumAnswer: Int) {
             self.pool = pool
-            self.maximumAnswer = maximumAnswer
+            state = HopExchangeState(maximumAnswer: maximumAnswer)
         }
 
-        var isUsable: Bool { context?.channel.isActive == true && current == nil }
+        static func == (left: ExchangeHandler, right: ExchangeHandler) -> Bool { left === right }
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
         func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
         func start(_ exchange: Exchange) {
-            guard let context, context.channel.isActive else {
-                exchange.promise.fail(Failure.connectionClosed)
-                return
-            }
-            current = exchange
-            answerHead = nil
-            answerBody = nil
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            timeout = context.eventLoop.scheduleTask(deadline: exchange.deadline) {
-                handler.value.finish(.failure(Failure.timedOut), reusable: false)
-            }
-            context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
-            if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            guard context?.channel.isActive == true else { return exchange.promise.fail(Failure.connectionClosed) }
+            perform(state.start(exchange, keepAlive: exchange.head.isKeepAlive))
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard current != nil else {
-                // An answer nobody asked for: the connection cannot be trusted any more.
-                context.close(promise: nil)
-                return
-            }
-            switch unwrapInboundIn(data) {
-            case .head(let head):
-                answerHead = head
-            case .body(var part):
-                guard (answerBody?.readableBytes ?? 0) + part.readableBytes <= maximumAnswer else {
-                    finish(.failure(Failure.answerTooLarge), reusable: false)
-                    return
-                }
-                if answerBody == nil { answerBody = part } else { answerBody!.writeBuffer(&part) }
-            case .end:
-                guard let head = answerHead else {
-                    finish(.failure(Failure.connectionClosed), reusable: false)
-                    return
-                }
-                let answer = Answer(status: Int(head.status.code), headers: head.headers, body: answerBody ?? ByteBuffer())
-                finish(.success(answer), reusable: head.isKeepAlive)
-            }
+            perform(state.read(unwrapInboundIn(data)))
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            finish(.failure(Failure.connectionClosed), reusable: false)
-            pool.closed()
+            perform(state.fail(Failure.connectionClosed))
+            pool.closed(self)
             context.fireChannelInactive()
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            finish(.failure(error), reusable: false)
+            perform(state.fail(error))
         }
 
         func close() { context?.close(promise: nil) }
 
-        private func finish(_ result: Result<Answer, any Error>, reusable: Bool) {
-            guard let exchange = current else { return }
-            current = nil
-            timeout?.cancel()
-            timeout = nil
-            answerHead = nil
-            answerBody = nil
-            if reusable, exchange.head.isKeepAlive {
-                pool.giveBack(self)
-            } else {
+        private func perform(_ action: HopExchangeState<Exchange>.Action) {
+            guard let context else { return }
+            switch action {
+            case .none:
+                break
+            case .send(let exchange):
+                let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+                timeout = context.eventLoop.scheduleTask(in: exchange.deadline - pool.settings.now()) {
+                    handler.value.perform(handler.value.state.fail(Failure.timedOut))
+                }
+                context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+                if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            case .finish(let exchange, let result, let reuse):
+                timeout?.cancel()
+                timeout = nil
+                if reuse { pool.released(self) } else { close() }
+                exchange.promise.completeWith(result)
+            case .close:
                 close()
             }
-            exchange.promise.completeWith(result)
         }
     }
 }
