@@ -68,7 +68,10 @@ struct ServiceParts {
     let posts: PostAppender
     let commands: LocationCommands
 
-    init(client: PostgresClient, registry: PrometheusCollectorRegistry, logger: Logger, log: (any LocationLog)? = nil) {
+    init(
+        client: PostgresClient, registry: PrometheusCollectorRegistry, logger: Logger, log: (any LocationLog)? = nil,
+        clock: any WallClock = SystemClock()
+    ) {
         let database = Database(client: client, logger: logger)
         let events = EventStore(database: database)
         let posts = PostAppender(events: events)
@@ -105,18 +108,20 @@ struct ServiceParts {
                 watch.notify()
                 notifier.announce()
                 appended.increment()
-            })
+            }, clock: clock)
     }
 }
 
 extension ServiceParts {
     /// The parts over pins in `log`, with a database client that never connects: the health routes answer
     /// as in an outage.
-    static func inMemory(_ log: MemoryLocationLog, registry: PrometheusCollectorRegistry, logger: Logger) -> ServiceParts {
+    static func inMemory(
+        _ log: MemoryLocationLog, registry: PrometheusCollectorRegistry, logger: Logger, clock: any WallClock = SystemClock()
+    ) -> ServiceParts {
         let nowhere = PostgresClient(
             configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
             backgroundLogger: logger)
-        let parts = ServiceParts(client: nowhere, registry: registry, logger: logger, log: log)
+        let parts = ServiceParts(client: nowhere, registry: registry, logger: logger, log: log, clock: clock)
         // No other replica writes to these pins, so the cache needs no change listener to be trusted.
         parts.cache.setCoherent(true)
         return parts

@@ -1,5 +1,5 @@
 import HTTPTypes
-import Hummingbird
+@_spi(Internal) import Hummingbird
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -31,7 +31,7 @@ public final class PreparedRoutes<Context: RequestContext>: RouterMethods {
         _ path: RouterPath, method: HTTPRequest.Method, responder: Responder
     ) -> Self where Responder.Context == Context {
         if let answer = declaring {
-            early[RouteTable.name(method, path)] = answer
+            early[name(method, path)] = answer
             declaring = nil
         }
         router.on(path, method: method, responder: responder)
@@ -46,10 +46,7 @@ public final class PreparedRoutes<Context: RequestContext>: RouterMethods {
 
     /// Every route of the router as it is now, with the early answers declared: call it once all are added.
     public func table() -> RouteTable {
-        RouteTable(
-            routes: router.routes.map { route in
-                RouteTable.Route(method: route.method, path: route.path, early: early[RouteTable.name(route.method, route.path)])
-            })
+        RouteTable(routes: router.routes.map { ($0.method, $0.path, early[name($0.method, $0.path)]) })
     }
 }
 
@@ -137,130 +134,57 @@ extension PreparedRequest {
     }
 }
 
-/// The router's routes, by method and path pattern, with the early answers declared: the door before the
-/// router asks it which requests it answers, and the answer to a request no route took, which methods its path has.
-///
-/// It picks a request's route as the router does: of the patterns its path matches, the one with a literal
-/// segment where the others capture, earliest; then the route of the request's method on that pattern.
+/// The router's routes, in a trie of its paths such as the router builds, with the early answers declared:
+/// the door before the router asks it which requests it answers, and the answer to a request no route took,
+/// which methods its path has. A path resolves to the pattern it would resolve to in the router (one with a
+/// literal segment where another captures wins), as the router has its default options.
 public struct RouteTable: Sendable {
-    struct Route: Sendable {
-        let method: HTTPRequest.Method
-        /// Each segment spelled out, or nil where it captures (named in `captures`) or is a wildcard.
-        let segments: [Substring?]
-        let captures: [Substring?]
-        /// "METHOD /path/{capture}", as the router's metrics name it.
-        let name: String
-        let early: PreparedRouteAnswer?
-
-        init(method: HTTPRequest.Method, path: RouterPath, early: PreparedRouteAnswer?) {
-            self.method = method
-            let texts = path.components.map(\.description)
-            segments = texts.map { $0.hasPrefix("{") || $0.hasPrefix("*") ? nil : Substring($0) }
-            captures = texts.map { $0.hasPrefix("{") && $0.hasSuffix("}") ? Substring($0.dropFirst().dropLast()) : nil }
-            name = RouteTable.name(method, path)
-            self.early = early
-        }
+    /// The routes of one path pattern.
+    struct Endpoint: Sendable {
+        /// The early answer of each method that has one, with its route's name ("METHOD /path/{capture}", as
+        /// the router's metrics name it).
+        var early: [(method: HTTPMethod, answer: PreparedRouteAnswer, name: String)] = []
+        var methods: [HTTPRequest.Method] = []
     }
 
-    private let routes: [Route]
-    /// The routes with an early answer, each with the values its captures must not take because a pattern
-    /// with a literal segment there wins for that path (`/v1/StudentLocation/events` over `…/{objectId}`).
-    private let prepared: [(route: Route, method: HTTPMethod, shadowed: [Int: [Substring]])]
-    /// Of `prepared`, those whose every segment is spelled out, by their path: the door finds them with one
-    /// lookup. `captured`: the others, matched segment by segment.
-    private let literal: [Substring: [Int]]
-    private let captured: [Int]
+    private let trie: RouterTrie<Endpoint>?
 
     /// No routes: nothing is answered before the router.
     public init() {
-        self.init(routes: [])
+        trie = nil
     }
 
-    init(routes: [Route]) {
-        self.routes = routes
-        prepared = routes.compactMap { route in
-            guard route.early != nil else { return nil }
-            var shadowed: [Int: [Substring]] = [:]
-            for other in routes where other.segments.count == route.segments.count {
-                for (index, segment) in route.segments.enumerated() where segment == nil {
-                    guard let literal = other.segments[index], Self.agree(route.segments, other.segments, except: index) else { continue }
-                    shadowed[index, default: []].append(literal)
-                }
+    init(routes: [(method: HTTPRequest.Method, path: RouterPath, early: PreparedRouteAnswer?)]) {
+        var endpoints: [String: (path: RouterPath, endpoint: Endpoint)] = [:]
+        for route in routes {
+            var entry = endpoints[route.path.description] ?? (route.path, Endpoint())
+            entry.endpoint.methods.append(route.method)
+            if let early = route.early {
+                entry.endpoint.early.append((HTTPMethod(rawValue: route.method.rawValue), early, name(route.method, route.path)))
             }
-            return (route, HTTPMethod(rawValue: route.method.rawValue), shadowed)
+            endpoints[route.path.description] = entry
         }
-        var literal: [Substring: [Int]] = [:]
-        var captured: [Int] = []
-        for (index, entry) in prepared.enumerated() {
-            let spelled = entry.route.segments.compactMap { $0 }
-            if spelled.count == entry.route.segments.count {
-                literal[Substring("/" + spelled.joined(separator: "/")), default: []].append(index)
-            } else {
-                captured.append(index)
-            }
-        }
-        self.literal = literal
-        self.captured = captured
-    }
-
-    static func name(_ method: HTTPRequest.Method, _ path: RouterPath) -> String {
-        "\(method.rawValue) \(path)"
-    }
-
-    /// Whether two patterns could match the same path but for the segment at `index`.
-    private static func agree(_ a: [Substring?], _ b: [Substring?], except index: Int) -> Bool {
-        zip(a, b).enumerated().allSatisfy { position, pair in
-            position == index || pair.0 == nil || pair.1 == nil || pair.0 == pair.1
-        }
+        let builder = RouterPathTrieBuilder<Endpoint>()
+        for (path, endpoint) in endpoints.values { builder.addEntry(path, value: endpoint) }
+        trie = builder.build()
     }
 
     /// The door before the router: the early answer of the request's route and the route's name, or nil
     /// when the request is the router's (no early answer, or the early answer left it to the handler).
-    /// By bytes over the path, allocating nothing for a route that captures nothing.
     public func answer(_ request: PreparedRequest) -> (handling: PreparedHandling, route: String)? {
-        // A path that is a route of its own is never one of a pattern that captures (`shadowed`).
-        if let indices = literal[request.path] {
-            for index in indices where prepared[index].method == request.method {
-                return prepared[index].route.early?(request, Parameters()).map { ($0, prepared[index].route.name) }
-            }
-            return nil
-        }
-        for index in captured where prepared[index].method == request.method {
-            guard let parameters = Self.match(request.path, prepared[index].route, shadowed: prepared[index].shadowed),
-                let handling = prepared[index].route.early?(request, parameters)
-            else { continue }
-            return (handling, prepared[index].route.name)
-        }
-        return nil
-    }
-
-    private static func match(_ path: Substring, _ route: Route, shadowed: [Int: [Substring]]) -> Parameters? {
-        var parameters = Parameters()
-        var rest = path.utf8[...]
-        for (index, segment) in route.segments.enumerated() {
-            guard rest.first == UInt8(ascii: "/") else { return nil }
-            rest = rest.dropFirst()
-            let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-            let piece = Substring(rest[..<end])
-            rest = rest[end...]
-            if let segment {
-                guard piece == segment else { return nil }
-            } else {
-                guard !piece.isEmpty, shadowed[index]?.contains(piece) != true else { return nil }
-                if let name = route.captures[index] { parameters.append(key: name, value: piece) }
-            }
-        }
-        return rest.isEmpty ? parameters : nil
+        guard let (endpoint, parameters) = trie?.resolve(String(request.path)),
+            let early = endpoint.early.first(where: { $0.method == request.method }),
+            let handling = early.answer(request, parameters)
+        else { return nil }
+        return (handling, early.name)
     }
 
     /// The methods routed on `path`, on the pattern that wins for it: what a 405's `Allow` names.
     public func methods(on path: Substring) -> [HTTPRequest.Method] {
-        let segments = path.split(separator: "/")
-        let matching = routes.filter { route in
-            route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0 == nil || $0 == $1 }
-        }
-        let shapes = matching.map { route in route.segments.map { $0 == nil ? 1 : 0 } }
-        guard let closest = shapes.min(by: { $0.lexicographicallyPrecedes($1) }) else { return [] }
-        return zip(matching, shapes).filter { $0.1 == closest }.map(\.0.method)
+        trie?.resolve(String(path))?.value.methods ?? []
     }
+}
+
+func name(_ method: HTTPRequest.Method, _ path: RouterPath) -> String {
+    "\(method.rawValue) \(path)"
 }

@@ -1,5 +1,6 @@
 import HTTPTypes
 import HummingbirdTesting
+import ServiceKit
 import TestSupport
 import Testing
 
@@ -34,8 +35,11 @@ import Testing
     }
 
     @Test func listsOnlyTheNewestHundred() async throws {
-        try await withRouter { client, _ in
+        // A millisecond between posts: pins posted within the same one have no order but their ids'.
+        let clock = ManualClock()
+        try await withRouter(clock: clock) { client, _ in
             for index in 0..<105 {
+                clock.advance(by: .milliseconds(1))
                 _ = try await client.post(as: TestActors.jarrod, mapString: "Pin \(index)")
             }
             let latest = try await client.list()

@@ -8,12 +8,9 @@ import Synchronization
 /// loop: a request forwarded from a client connection's event loop is sent, answered and passed back on
 /// that same loop, without a thread switch on the way.
 ///
-/// AsyncHTTPClient was tried for this hop on the calling event loop (its future-based `execute(request:
-/// delegate:eventLoop: .delegateAndChannel(on:), deadline:)` with a `ResponseAccumulator`), in the gateway
-/// POST rounds of bench/run.py (3 rounds each, same build, 2 cores): it cost the gateway 253–269 µs of CPU
-/// per POST against 84–92 µs here, and the gateway's POST fell to 0.32–0.37× locations-service's own
-/// against 0.63–0.74× here (the goal is 0.7×). AsyncHTTPClient still speaks to the outside services
-/// (Udacity, a geocoder), which need TLS and redirects; this hop needs neither.
+/// A client of its own because this hop is the gateway's hottest path: on the calling event loop,
+/// AsyncHTTPClient cost the gateway about three times the CPU per POST. AsyncHTTPClient still speaks to the
+/// outside services (Udacity, a geocoder), which need TLS and redirects; this hop needs neither.
 final class InternalHTTPClient: LocationsHop {
     struct Endpoint: Sendable, Equatable {
         let host: String

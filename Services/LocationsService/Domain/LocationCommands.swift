@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OnTheMapShared
+import ServiceKit
 
 /// The write side: turns a request to post, change or delete a pin into one event, after checking the
 /// rules (validation, ownership, version) against the read model.
@@ -8,6 +9,8 @@ struct LocationCommands: Sendable {
     let log: any LocationLog
     /// Called after every append that committed, so cached reads move on at once.
     let didAppend: @Sendable () -> Void
+    /// When each event happens (its pin's `createdAt`, `updatedAt` or `deletedAt`).
+    var clock: any WallClock = SystemClock()
 
     /// What the caller tells us about the request, kept in each event's metadata.
     struct Context: Sendable {
@@ -29,7 +32,7 @@ struct LocationCommands: Sendable {
         guard let mediaURL = input.mediaURL else { throw LocationError.invalid("mediaURL is required.") }
         guard let latitude = input.latitude else { throw LocationError.invalid("latitude is required.") }
         guard let longitude = input.longitude else { throw LocationError.invalid("longitude is required.") }
-        let now = Timestamp.now()
+        let now = clock.now
         let location = StudentLocation(
             objectId: .random(),
             uniqueKey: context.actor.key,
@@ -77,7 +80,7 @@ struct LocationCommands: Sendable {
             if let mediaURL = input.mediaURL { location.mediaURL = try Validation.mediaURL(mediaURL) }
             if let latitude = input.latitude { location.latitude = try Validation.latitude(latitude) }
             if let longitude = input.longitude { location.longitude = try Validation.longitude(longitude) }
-            location.updatedAt = max(Timestamp.now(), location.updatedAt)
+            location.updatedAt = max(clock.now, location.updatedAt)
             do {
                 try await log.appendUpdated(location, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {
@@ -95,7 +98,7 @@ struct LocationCommands: Sendable {
             let pin = try await ownedPin(objectId, actor: context.actor, ifMatch: ifMatch)
             let deletion = LocationDeleted(
                 objectId: objectId, uniqueKey: pin.location.uniqueKey,
-                deletedAt: max(Timestamp.now(), pin.location.updatedAt))
+                deletedAt: max(clock.now, pin.location.updatedAt))
             do {
                 try await log.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata)
             } catch EventStore.AppendError.versionConflict {

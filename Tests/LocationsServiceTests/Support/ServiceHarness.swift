@@ -29,10 +29,12 @@ func withLiveService(
 /// is decided above the store (the contract's shapes, validation, ownership, versions, error shapes).
 /// A request that reaches the database (the health routes) is answered as an outage, 503, after the
 /// request path's deadline.
-func withRouter(_ body: @escaping @Sendable (any TestClientProtocol, MemoryLocationLog) async throws -> Void) async throws {
+func withRouter(
+    clock: any WallClock = SystemClock(), _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocationLog) async throws -> Void
+) async throws {
     let registry = PrometheusCollectorRegistry()
     let log = MemoryLocationLog()
-    let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger)
+    let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger, clock: clock)
     let routes = buildRouter(
         parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)
     try await withThrowingTaskGroup(of: Void.self) { group in
