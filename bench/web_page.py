@@ -1,4 +1,4 @@
-"""Loads the web client in headless Chromium with 100 pins and measures it (bench/web.sh runs it).
+"""Loads the web client in headless Chromium with 100 pins and measures it (`bench/run.py web` runs it).
 
 For each of 10 loads: the bytes transferred for the page and everything it fetches but map tiles, and the
 time from navigation start until every marker is drawn (all 100 marker images in the page and decoded),

@@ -1,0 +1,78 @@
+"""Installing what a benchmark needs and this machine lacks, from Debian's packages (and selenium from pip)."""
+import contextlib
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from processes import RESULTS_DIR, BenchError, log, show_tail
+
+
+def command(name):
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
+# What each Debian package brings that is looked for: a command, or a file pattern.
+PRESENT = {
+    "wrk": lambda: command("wrk"),
+    "nginx": lambda: command("nginx"),
+    "nginx-light": lambda: command("nginx"),
+    "postgresql": lambda: glob.glob("/usr/lib/postgresql/*/bin/pgbench"),
+    "hyperfine": lambda: command("hyperfine"),
+    "curl": lambda: command("curl"),
+    "chromium": lambda: command("chromium"),
+    "chromium-driver": lambda: command("chromedriver"),
+    "libjs-leaflet": lambda: os.path.exists("/usr/share/javascript/leaflet/leaflet.css"),
+    "libnginx-mod-nchan": lambda: os.path.exists("/usr/lib/nginx/modules/ngx_nchan_module.so"),
+    "gcc": lambda: command("gcc"),
+    "libc6-dev": lambda: os.path.exists("/usr/include/stdio.h"),
+    "heaptrack": lambda: command("heaptrack"),
+}
+
+
+@contextlib.contextmanager
+def no_service_starts():
+    """The packages would start system services of their own (nginx on :80, a cluster on :5432). A
+    policy-rc.d that refuses is Debian's way to prevent that; ours is removed again afterwards."""
+    policy = Path("/usr/sbin/policy-rc.d")
+    made = not policy.exists()
+    if made:
+        policy.write_text("#!/bin/sh\nexit 101\n")
+        policy.chmod(0o755)
+    try:
+        yield
+    finally:
+        if made:
+            policy.unlink(missing_ok=True)
+
+
+def ensure(*packages):
+    """Installs those of PACKAGES (names in PRESENT) that are missing."""
+    missing = [package for package in packages if not PRESENT[package]()]
+    if not missing:
+        return
+    log(f"installing {' '.join(missing)}")
+    apt_log = RESULTS_DIR / "apt.log"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+
+    def apt_get(*args):
+        with open(apt_log, "a") as out:
+            return subprocess.run(["apt-get", *args], stdout=out, stderr=subprocess.STDOUT, env=env).returncode == 0
+
+    with no_service_starts():
+        # Package lists are refreshed only when the install cannot go ahead without them.
+        installed = apt_get("install", "-y", "-qq", *missing) or (
+            apt_get("update", "-qq") and apt_get("install", "-y", "-qq", *missing))
+    if not installed:
+        show_tail(apt_log)
+        raise BenchError(f"could not install {' '.join(missing)}")
+
+
+def ensure_selenium():
+    if subprocess.run([sys.executable, "-c", "import selenium"], capture_output=True).returncode:
+        log("installing selenium")
+        if subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                           "selenium"]).returncode:
+            raise BenchError("could not install selenium")
