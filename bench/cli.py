@@ -7,8 +7,7 @@ import sys
 
 from install import ensure
 from processes import RESULTS_DIR, BenchError, Stack, log, request, setting
-from procfs import CPUS
-from report import commit, utc_now, write_sections
+from report import stamp, write_sections
 
 RATIO_GOAL = 2
 # Peak resident memory of one command, as the kernel counts it for a child of a small process of its own: a
@@ -74,8 +73,7 @@ def run(bench):
         "",
         "`bench/run.py cli`: `onthemap list --json` against `curl -s` of the same URL (the latest 100 pins,",
         f"{size:,} bytes, from the gateway on loopback), whole processes timed by hyperfine without a shell,",
-        f"20 warm-up runs then {runs} each. Release build; run on {utc_now()}, commit "
-        f"{commit('Clients', 'Shared', 'Package.swift')}, {CPUS} cores.",
+        f"20 warm-up runs then {runs} each. Release build; {stamp('Clients', 'Shared', 'Package.swift')}.",
         "",
         "| | median | mean ± σ | min |",
         "| --- | --- | --- | --- |",

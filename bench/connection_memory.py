@@ -16,8 +16,8 @@ import time
 from fanout import NO_CAPS
 from install import ensure
 from processes import RESULTS_DIR, BenchError, Stack, log, raise_open_files, request, setting
-from procfs import CPUS, command_line, descendants, rss_kb
-from report import commit, utc_now, write_sections
+from procfs import children_of, command_name, rss_kb
+from report import stamp, write_sections
 
 REQUESTS = {
     "idle": None,
@@ -115,9 +115,9 @@ def run(bench):
             data.with_suffix(".zst").unlink(missing_ok=True)
             wrap = ["heaptrack", "-o", data] if heaptracked else []
             gateway = stack.start("auth-gateway", "serve", log_name=f"connection-memory-{kind}.log", wrap=wrap)
-            # heaptrack starts the gateway as a process of its own.
-            pid = next((child for child in reversed(descendants(gateway.pid))
-                        if any(part.endswith(b"auth-gateway") for part in command_line(child))), gateway.pid)
+            # heaptrack (a script) starts the gateway as a child of its own.
+            pid = next((child for child in children_of(gateway.pid) if command_name(child) == "auth-gateway"),
+                       gateway.pid)
             runs.append(measure(gateway, pid, kind, 0 if kind == "idle" else n))
             print(json.dumps(runs[-1]), file=out, flush=True)
             log(json.dumps(runs[-1]))
@@ -160,7 +160,7 @@ def section(runs, heaptracked):
         "",
         f"`bench/run.py connection-memory`: {n:,} connections of one kind held open on a gateway of their own; the",
         "gateway's resident memory with them open, less before they came, per connection. Release build on",
-        f"loopback; run on {utc_now()}, commit {commit('Services', 'Shared', 'Package.swift')}, {CPUS} cores.",
+        f"loopback; {stamp('Services', 'Shared', 'Package.swift')}.",
         "",
         "| Connection | Gateway memory each |",
         "| --- | --- |",

@@ -15,9 +15,9 @@ import time
 
 from install import ensure
 from processes import RESULTS_DIR, ROOT, BenchError, Server, Stack, free_port, log, output_of, raise_open_files, \
-    request, setting
-from procfs import CPUS, children_of, rss_kb
-from report import commit, load_average, meets, utc_now, write_sections
+    request, setting, student_session
+from procfs import children_of, rss_kb
+from report import load_average, meets, stamp, write_sections
 
 TIME_GOAL, KB_GOAL, GOAL_SIZE = 1.0, 8.0, 10000
 # One address opens every stream here: the per-address caps would refuse all but the first few.
@@ -74,7 +74,7 @@ def run(bench):
                                 RESULTS_DIR / "fanout-gcc.log", "compiling bench/sse-fanout.c failed")
     stack = Stack(bench, "fanout", binaries, NO_CAPS)
     gateway = stack.gateway()
-    session = stack.student(gateway, "fanout@example.com", "fanout password 1", "Fan", "Out")
+    session = student_session(gateway, "fanout@example.com", "fanout password 1", "Fan", "Out")
     nchan = start_nchan(bench, work)
     trigger = work / "trigger"
 
@@ -133,8 +133,7 @@ def section(runs):
         f"event. The limit: nchan {nchan} (nginx {nginx}, 2 workers) publishing a message of the same size to N",
         "EventSource subscribers, timed from the publishing request the same way. One client for both",
         "(`bench/sse-fanout.c`, epoll, all streams opened and answered before the clock starts); the rounds",
-        f"alternate which server goes first. Release build on loopback; run on {utc_now()}, commit "
-        f"{commit('Services', 'Shared', 'Package.swift')}, {CPUS} cores",
+        f"alternate which server goes first. Release build on loopback; {stamp('Services', 'Shared', 'Package.swift')}",
         f"(load average {load_average()} at the end).",
         "",
         "| Subscribers | Gateway: last / median / first | nchan: last / median / first | Ratio (median of rounds) | "

@@ -10,26 +10,15 @@ from pathlib import Path
 from processes import RESULTS_DIR, BenchError, log, show_tail
 
 
-def command(name):
-    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+# What shows that a Debian package is installed: a command it brings, or a file (a pattern).
+SIGN = {"nginx-light": "nginx", "postgresql": "/usr/lib/postgresql/*/bin/pgbench", "chromium-driver": "chromedriver",
+        "libjs-leaflet": "/usr/share/javascript/leaflet/leaflet.css",
+        "libnginx-mod-nchan": "/usr/lib/nginx/modules/ngx_nchan_module.so", "libc6-dev": "/usr/include/stdio.h"}
 
 
-# What each Debian package brings that is looked for: a command, or a file pattern.
-PRESENT = {
-    "wrk": lambda: command("wrk"),
-    "nginx": lambda: command("nginx"),
-    "nginx-light": lambda: command("nginx"),
-    "postgresql": lambda: glob.glob("/usr/lib/postgresql/*/bin/pgbench"),
-    "hyperfine": lambda: command("hyperfine"),
-    "curl": lambda: command("curl"),
-    "chromium": lambda: command("chromium"),
-    "chromium-driver": lambda: command("chromedriver"),
-    "libjs-leaflet": lambda: os.path.exists("/usr/share/javascript/leaflet/leaflet.css"),
-    "libnginx-mod-nchan": lambda: os.path.exists("/usr/lib/nginx/modules/ngx_nchan_module.so"),
-    "gcc": lambda: command("gcc"),
-    "libc6-dev": lambda: os.path.exists("/usr/include/stdio.h"),
-    "heaptrack": lambda: command("heaptrack"),
-}
+def is_installed(package):
+    sign = SIGN.get(package, package)
+    return glob.glob(sign) if sign.startswith("/") else shutil.which(sign, path=f"{os.environ['PATH']}:/usr/sbin:/sbin")
 
 
 @contextlib.contextmanager
@@ -49,8 +38,8 @@ def no_service_starts():
 
 
 def ensure(*packages):
-    """Installs those of PACKAGES (names in PRESENT) that are missing."""
-    missing = [package for package in packages if not PRESENT[package]()]
+    """Installs those of PACKAGES (Debian's names) that are missing."""
+    missing = [package for package in packages if not is_installed(package)]
     if not missing:
         return
     log(f"installing {' '.join(missing)}")

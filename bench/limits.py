@@ -6,14 +6,13 @@ import json
 import platform
 import re
 import signal
-import sys
 import time
 from pathlib import Path
 
 import cli
 from install import ensure
-from processes import RESULTS_DIR, ROOT, BenchError, actor_header, log, output_of, post_json, request, session_of, \
-    setting, show_tail
+from processes import RESULTS_DIR, ROOT, BenchError, actor_header, log, output_of, request, setting, show_tail, \
+    student_session, wrk_summary
 from procfs import CPUS, HZ, Sampler, cpu_used, rss_kb
 from report import Results, commit, load_average, utc_now, write_report, write_sections
 
@@ -66,16 +65,6 @@ class Benchmarks:
         return self.bench.start_server("auth-gateway", [self.gateway_bin, "serve", "--host", "127.0.0.1"], log_name,
                                        env)
 
-    def gateway_session(self, gateway):
-        """Signs the bench account up (or finds it there already) and logs in once; the session id. A single
-        login attempt with the right password: login throttling never comes into it."""
-        status, answer = post_json(gateway.url("/v1/accounts"), {
-            "email": "bench@example.com", "password": "bench-password", "firstName": "Bench", "lastName": "Mark"})
-        if status not in (201, 409):
-            print(answer.decode(errors="replace"), file=sys.stderr)
-            raise BenchError(f"sign-up answered {status}")
-        return session_of(gateway, "bench@example.com", "bench-password")
-
     @contextlib.contextmanager
     def cpu_measured(self, prefix, watched=()):
         """Who used the cores during the block (procfs.cpu_used), recorded as PREFIX_cpu_*."""
@@ -91,16 +80,6 @@ class Benchmarks:
         self.processes.run_or_fail(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", url, *args], seconds + 30,
                                    output, f"wrk run {name} failed", show=None)
 
-    def record_wrk(self, name, prefix):
-        """Copies the figures of bench/summary.lua's line into the results as PREFIX_*."""
-        lines = (RESULTS_DIR / f"{name}.txt").read_text().splitlines()
-        summary = next((line for line in lines if line.startswith("wrk-summary ")), None)
-        if summary is None:
-            raise BenchError(f"no summary in {name}.txt")
-        for field in summary.split()[1:]:
-            key, _, value = field.partition("=")
-            self.record(f"{prefix}_{key}", value)
-
     def measure_wrk(self, name, prefix, connections, url, args, watched):
         """One measured wrk run of LOAD_SECONDS, recorded as PREFIX_*: wrk's figures, the CPU of each watched
         (name, pid) and the peak VmRSS of the first of them."""
@@ -108,7 +87,8 @@ class Benchmarks:
         with self.cpu_measured(prefix, watched):
             self.run_wrk(name, connections, LOAD_SECONDS, url, ["--latency", *args])
         self.record(f"{prefix}_rss_peak_kb", sampler.result().peak_kb)
-        self.record_wrk(name, prefix)
+        for key, value in wrk_summary(RESULTS_DIR / f"{name}.txt").items():
+            self.record(f"{prefix}_{key}", value)
 
     def run_pgbench(self, name, clients, seconds):
         """bench/append.sql on the pgbench database; output in bench/results/NAME.txt."""
@@ -253,7 +233,8 @@ class Benchmarks:
         gateway = self.start_gateway("bench_gateway_post", service, "gateway-post.log")
         time.sleep(2)
         self.record("rss_gw_post_idle_kb", rss_kb(gateway.pid))
-        gateway_args = ["-s", "bench/gateway-post.lua", "--", self.gateway_session(gateway)]
+        session = student_session(gateway, "bench@example.com", "bench-password", "Bench", "Mark")
+        gateway_args = ["-s", "bench/gateway-post.lua", "--", session]
 
         # pgbench runs one POST's transaction (bench/append.sql) in a database of its own.
         self.pg.create_database("bench_post_pgbench")

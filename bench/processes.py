@@ -408,24 +408,31 @@ class Stack:
     def gateway(self, env=None, log_name=None):
         return self.start("auth-gateway", "serve", env=env, log_name=log_name)
 
-    def student(self, gateway, email, password, first="Bench", last="Student"):
-        """A new student, signed up and logged in once through the gateway's API: the session id."""
-        status, _ = post_json(gateway.url("/v1/accounts"),
-                              {"email": email, "password": password, "firstName": first, "lastName": last})
-        if status not in (200, 201):
-            raise BenchError(f"sign-up answered {status}")
-        return session_of(gateway, email, password)
 
-
-def session_of(gateway, email, password):
-    """Logs in once: the session id (the answer starts with Udacity's 5-byte guard, )]}' and a newline)."""
-    status, answer = post_json(gateway.url("/v1/session"), {"udacity": {"username": email, "password": password}})
-    if status not in (200, 201):
-        print(answer.decode(errors="replace"), file=sys.stderr)
-        raise BenchError(f"login answered {status}")
+def student_session(gateway, email, password, first, last):
+    """Signs a student up through GATEWAY's API (or finds the account there already) and logs in once: the
+    session id. A single login attempt with the right password: login throttling never comes into it."""
+    for path, body, accepted in [
+        ("/v1/accounts", {"email": email, "password": password, "firstName": first, "lastName": last}, (201, 409)),
+        ("/v1/session", {"udacity": {"username": email, "password": password}}, (200, 201)),
+    ]:
+        status, answer = post_json(gateway.url(path), body)
+        if status not in accepted:
+            print(answer.decode(errors="replace"), file=sys.stderr)
+            raise BenchError(f"{path} answered {status}")
+    # The answer starts with Udacity's 5-byte guard, )]}' and a newline.
     if not answer.startswith(b")]}'\n"):
         raise BenchError("no session id in the login answer")
     return json.loads(answer[5:])["session"]["id"]
+
+
+def wrk_summary(path):
+    """The figures of the line bench/summary.lua (or soak.lua) had wrk print into PATH, as {name: text}."""
+    line = next((line for line in Path(path).read_text().splitlines() if line.startswith("wrk-summary ")), None)
+    if line is None:
+        show_tail(path, None)
+        raise BenchError(f"no summary in {Path(path).name}")
+    return dict(field.partition("=")[::2] for field in line.split()[1:])
 
 
 def main(run):

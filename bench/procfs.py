@@ -33,6 +33,13 @@ def rss_kb(pid):
     return None
 
 
+def command_name(pid):
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+
+
 def open_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -124,18 +131,3 @@ class Sampler:
         self._thread.join()
         return self
 
-
-def descendants(pid):
-    """The ids of PID's live descendants, parents before their children."""
-    found = []
-    for child in children_of(pid):
-        found += [child, *descendants(child)]
-    return found
-
-
-def command_line(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return cmdline.read().split(b"\0")
-    except OSError:
-        return []

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from processes import ROOT, output_of
+from procfs import CPUS
 
 # The goals each ratio is held to (service figure / limit measured in the same run).
 READ_GOAL = 0.8     # hot read: at least 0.8 × nginx's requests/s
@@ -62,6 +63,11 @@ def utc_now():
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def stamp(*paths):
+    """When, at which commit (PATHS: the sources measured) and on how many cores a section was measured."""
+    return f"run on {utc_now()}, commit {commit(*paths)}, {CPUS} cores"
+
+
 def load_average():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -90,13 +96,8 @@ class Results:
 
 
 def load_results(path):
-    values = {}
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            key, _, value = line.rstrip("\n").partition("=")
-            if key:
-                values[key] = value
-    return values
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return dict(line.partition("=")[::2] for line in lines if line.partition("=")[0])
 
 
 # The runs measured in every round, with the figure that ranks them.

@@ -10,34 +10,35 @@ and of auth-gateway in front of it:
   6. gateway POST  POST one pin with a session (wrk)    vs the service's own POST figure (3)
   7. memory        the gateway's VmRSS: idle, and at peak and end of loads 5 and 6
 and last, not limits: the code behind claims in comments against the simpler code it replaced (bench/micro),
-every parser of client input fuzzed a million runs (bench/fuzz.sh), then `onthemap list --json` against
-`curl -s` of the same URL (the cli benchmark below).
+every parser of client input fuzzed a million runs (bench/fuzz.sh), then the `cli` benchmark below.
 The throughputs (1, 3, 5, 6) and replay (2) are measured in several rounds, each next to its limit (see
-Benchmarks.alternate).
-Rewrites BENCHMARKS.md at the project root; raw outputs and logs go to bench/results/ (not versioned),
-every figure among them as a KEY=VALUE line in results.env, which the report is written from.
+Benchmarks.alternate in limits.py). Rewrites BENCHMARKS.md's main sections; raw outputs and logs go to
+bench/results/ (not versioned), every figure among them as a KEY=VALUE line in results.env, which the
+report is written from (again, with --report-only).
 
-Usage (as root on Debian 12; installs wrk, nginx and PostgreSQL if missing):
-  bench/run.py
-Shorter runs for trying it out (the figures in BENCHMARKS.md come from the defaults):
-  LOAD_SECONDS=5 WARMUP_SECONDS=1 ROUNDS=1 REPLAY_PINS=25000 bench/run.py
-Settings, from the environment:
+Usage (as root on Debian 12; installs what is missing):
+  bench/run.py                     the above
+  bench/run.py --report-only       only the report, written again from bench/results/results.env
+  bench/run.py cli                 `onthemap list --json` against `curl -s` of the same URL
+  bench/run.py web                 the web client in headless Chromium: bytes and time to every marker drawn
+  bench/run.py fanout              the gateway's live feed to N subscribers against nchan
+  bench/run.py connection-memory   what one open connection costs the gateway
+  bench/run.py soak                mixed traffic through the gateway, memory's slope held to a bound
+Each of the last five writes its own section of BENCHMARKS.md and leaves the rest.
+Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
   LOAD_SECONDS    each measured load, wrk or pgbench (default 10)
   WARMUP_SECONDS  the unmeasured load before them (default 3)
-  ROUNDS          how many times each throughput and its limit are measured, alternately (default 5)
+  ROUNDS          how many times each throughput and its limit are measured, alternately (default 5;
+                  for fanout, rounds of each size, default 3)
   REPLAY_PINS     pins in the replay log, 4 events each (default 250000)
   SKIP_EXTRAS=1   leaves out the micro-measurements, fuzzing and command-line passes at the end (many minutes)
   BENCH_BINARIES  a folder of release binaries to measure instead of building them into .build-bench/
-                  (for every benchmark here)
-Only the report, written again from bench/results/results.env (after a change to its wording):
-  bench/run.py --report-only
-
-The other benchmarks, each writing its own section of BENCHMARKS.md and leaving the rest:
-  bench/run.py cli                 `onthemap list --json` against `curl -s` (CLI_RUNS runs each, default 300)
-  bench/run.py web                 the web client in headless Chromium: bytes and time to every marker drawn
-  bench/run.py fanout              the gateway's live feed against nchan (SIZES="1000 5000 10000", ROUNDS=3)
-  bench/run.py connection-memory   what one open connection costs the gateway (N=3000; HEAPTRACK=1)
-  bench/run.py soak                30 minutes of mixed traffic through the gateway (MINUTES=30)
+  CLI_RUNS        cli: hyperfine runs of each command (default 300)
+  SIZES           fanout: the numbers of subscribers (default "1000 5000 10000")
+  N, HEAPTRACK=1  connection-memory: connections of each kind (default 3000); heaptrack's split of the heap
+  MINUTES         soak: its length (default 30)
+A trial run:
+  BENCH_BINARIES=.build-bench/release LOAD_SECONDS=3 WARMUP_SECONDS=1 ROUNDS=1 REPLAY_PINS=25000 SKIP_EXTRAS=1 bench/run.py
 """
 import argparse
 import os
@@ -63,8 +64,7 @@ BENCHMARKS = {
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("benchmark", nargs="?", choices=sorted(BENCHMARKS),
-                        help="one of the other benchmarks instead of the main ones")
+    parser.add_argument("benchmark", nargs="?", choices=sorted(BENCHMARKS), help="one of the other benchmarks")
     parser.add_argument("--report-only", action="store_true",
                         help="write BENCHMARKS.md again from bench/results/results.env, measuring nothing")
     arguments = parser.parse_args()

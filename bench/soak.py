@@ -18,9 +18,9 @@ from http.client import HTTPException
 
 from fanout import NO_CAPS
 from install import ensure
-from processes import RESULTS_DIR, BenchError, Stack, log, raise_open_files, setting
-from procfs import CPUS, open_fds, rss_kb
-from report import commit, utc_now, write_sections
+from processes import RESULTS_DIR, BenchError, Stack, log, raise_open_files, setting, student_session, wrk_summary
+from procfs import open_fds, rss_kb
+from report import stamp, write_sections
 
 STEADY_STREAMS, CROWD, CROWD_FROM, CROWD_TO = 200, 5000, 0.4, 0.5
 # The most a service's resident memory may grow a minute, least squares over the samples of a calm stretch
@@ -163,7 +163,7 @@ def run(bench):
     raise_open_files("soak", STEADY_STREAMS + CROWD)
     stack = Stack(bench, "soak", bench.binaries("locations-service", "auth-gateway", log_name="soak-build"), NO_CAPS)
     gateway = stack.gateway()
-    session = stack.student(gateway, "soak@example.com", "soak password 1", "Soak", "Test")
+    session = student_session(gateway, "soak@example.com", "soak password 1", "Soak", "Test")
     samples = RESULTS_DIR / "soak-samples.csv"
     log(f"soak: {seconds // 60} minutes")
     side = threading.Thread(target=sample_side, args=(gateway.base, gateway.pid, stack.service.pid, seconds, samples))
@@ -178,12 +178,7 @@ def run(bench):
     runs = {}
     with open(RESULTS_DIR / "soak-wrk.jsonl", "w") as out:
         for kind in wrk:
-            text = (RESULTS_DIR / f"soak-{kind}.txt").read_text()
-            line = next((line for line in text.splitlines() if line.startswith("wrk-summary")), None)
-            if line is None:
-                print(text)
-                raise BenchError(f"soak: no summary from wrk {kind}")
-            runs[kind] = {"kind": kind, **{k: float(v) for k, v in (f.split("=") for f in line.split()[1:])}}
+            runs[kind] = {"kind": kind, **{k: float(v) for k, v in wrk_summary(RESULTS_DIR / f"soak-{kind}.txt").items()}}
             print(json.dumps(runs[kind]), file=out)
             log(json.dumps(runs[kind]))
     report(samples, runs)
@@ -223,8 +218,7 @@ def report(samples, runs):
         "whole run as a proxy keeps its own: 16 connections reading the latest 100 back to back, 4 posting pins back to",
         f"back (each pin goes to every live stream); a login every 0.5 s; about {STEADY_STREAMS} live streams, each held 5 to 30 s;",
         f"and from {CROWD_FROM:.0%} to {CROWD_TO:.0%} of the run a crowd of {CROWD:,} more streams that then leaves. Release build on",
-        f"loopback, its own PostgreSQL with default durability; run on {utc_now()}, commit "
-        f"{commit('Services', 'Shared', 'Package.swift')}, {CPUS} cores.",
+        f"loopback, its own PostgreSQL with default durability; {stamp('Services', 'Shared', 'Package.swift')}.",
         "",
         "| Minute | Reads/s | Posts/s | Gateway RSS | Gateway fds | Service RSS | Service fds |",
         "| --- | --- | --- | --- | --- | --- | --- |",
