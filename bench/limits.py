@@ -53,17 +53,25 @@ class Benchmarks:
     def record(self, key, value):
         self.results.record(key, value)
 
-    def start_service(self, database, log_name):
-        """`locations-service serve` on DATABASE, returned once it is ready."""
-        return self.bench.start_server("locations-service", [self.service_bin, "serve"], log_name,
-                                       {"DATABASE_URL": self.pg.url(database)}, tries=100)
+    def start(self, database, log_name, idle_key, service=None):
+        """`locations-service serve` on a new DATABASE, or auth-gateway in front of SERVICE with its accounts and
+        sessions there; returned once it is ready, and its VmRSS 2 s later recorded as IDLE_KEY."""
+        self.pg.create_database(database)
+        env = {"DATABASE_URL": self.pg.url(database)}
+        if service is None:
+            server = self.bench.start_server("locations-service", [self.service_bin, "serve"], log_name, env, tries=100)
+        else:
+            env.update(LOCATIONS_URL=service.base, LOG_LEVEL="warning")
+            server = self.bench.start_server("auth-gateway", [self.gateway_bin, "serve", "--host", "127.0.0.1"],
+                                             log_name, env)
+        time.sleep(2)
+        self.record(idle_key, rss_kb(server.pid))
+        return server
 
-    def start_gateway(self, database, service, log_name):
-        """auth-gateway in front of SERVICE, with its accounts and sessions in DATABASE; returned once
-        /readyz answers 200."""
-        env = {"DATABASE_URL": self.pg.url(database), "LOCATIONS_URL": service.base, "LOG_LEVEL": "warning"}
-        return self.bench.start_server("auth-gateway", [self.gateway_bin, "serve", "--host", "127.0.0.1"], log_name,
-                                       env)
+    def record_memory(self, key, prefix, server):
+        """The highest VmRSS of SERVER in the rounds of run PREFIX, and now: rss_KEY_peak_kb and rss_KEY_end_kb."""
+        self.results.record_max(f"rss_{key}_peak_kb", rf"{prefix}_[0-9]*_rss_peak_kb")
+        self.record(f"rss_{key}_end_kb", rss_kb(server.pid))
 
     @contextlib.contextmanager
     def cpu_measured(self, prefix, watched=()):
@@ -147,10 +155,7 @@ class Benchmarks:
     def hot_read(self):
         """1. The hot read against nginx, 5. the same through the gateway, and the memory of both (4, 7)."""
         log(f"hot read: seeding {READ_PINS} pins")
-        self.pg.create_database("bench_read")
-        service = self.start_service("bench_read", "service-read.log")
-        time.sleep(2)
-        self.record("rss_idle_kb", rss_kb(service.pid))
+        service = self.start("bench_read", "service-read.log", "rss_idle_kb")
         self.seed_read_pins(service)
         auth = {"Authorization": f"Bearer {self.token}"}
         wrk_auth = ["-H", f"Authorization: Bearer {self.token}"]
@@ -165,10 +170,7 @@ class Benchmarks:
 
         # The gateway in front of the same service. It keeps the default list once fetched (and drops it when
         # its live feed sees the log move): a few requests fill it before anything is measured.
-        self.pg.create_database("bench_gateway_read")
-        gateway = self.start_gateway("bench_gateway_read", service, "gateway-read.log")
-        time.sleep(2)
-        self.record("rss_gw_idle_kb", rss_kb(gateway.pid))
+        gateway = self.start("bench_gateway_read", "gateway-read.log", "rss_gw_idle_kb", service)
         for _ in range(5):
             gateway_body = self.fetch_body(gateway.url(), {}, bodies / "gateway.json", "the gateway's read failed")
         self.record("gw_read_body_bytes", len(gateway_body))
@@ -201,10 +203,8 @@ class Benchmarks:
             service.expect_alive("the hot read through the gateway")
 
         self.alternate("hot read", {"nginx": nginx_round, "service": service_round, "gateway": gateway_round})
-        self.results.record_max("rss_read_peak_kb", r"read_service_[0-9]*_rss_peak_kb")
-        self.record("rss_read_end_kb", rss_kb(service.pid))
-        self.results.record_max("rss_gw_read_peak_kb", r"gw_read_[0-9]*_rss_peak_kb")
-        self.record("rss_gw_read_end_kb", rss_kb(gateway.pid))
+        self.record_memory("read", "read_service", service)
+        self.record_memory("gw_read", "gw_read", gateway)
         # The cached list is trusted only while the live feed follows the log: each loss forwards reads again.
         feed_lost = sum("live feed lost" in line for line in gateway.log_path.read_text(errors="replace").splitlines())
         self.record("gw_read_feed_lost", feed_lost)
@@ -221,18 +221,12 @@ class Benchmarks:
     def durable_post(self):
         """3. The durable POST against pgbench, 6. the same through the gateway with a session, and the
         memory of both (4, 7)."""
-        self.pg.create_database("bench_post_service")
-        service = self.start_service("bench_post_service", "service-post.log")
-        time.sleep(2)
-        self.record("rss_post_idle_kb", rss_kb(service.pid))
+        service = self.start("bench_post_service", "service-post.log", "rss_post_idle_kb")
         actors = [actor_header(5550001000 + i, first, "Student") for i, first in enumerate(FIRST_NAMES)]
         post_args = ["-s", "bench/post.lua", "--", self.token, *actors]
 
         # The gateway in front of the same service, with one session.
-        self.pg.create_database("bench_gateway_post")
-        gateway = self.start_gateway("bench_gateway_post", service, "gateway-post.log")
-        time.sleep(2)
-        self.record("rss_gw_post_idle_kb", rss_kb(gateway.pid))
+        gateway = self.start("bench_gateway_post", "gateway-post.log", "rss_gw_post_idle_kb", service)
         session = student_session(gateway, "bench@example.com", "bench-password", "Bench", "Mark")
         gateway_args = ["-s", "bench/gateway-post.lua", "--", session]
 
@@ -266,10 +260,8 @@ class Benchmarks:
             self.record(f"gw_post_{k}_events", self.pg.events_in("bench_post_service") - before)
 
         self.alternate("durable POST", {"pgbench": pgbench_round, "service": service_round, "gateway": gateway_round})
-        self.results.record_max("rss_post_peak_kb", r"post_service_[0-9]*_rss_peak_kb")
-        self.record("rss_post_end_kb", rss_kb(service.pid))
-        self.results.record_max("rss_gw_post_peak_kb", r"gw_post_[0-9]*_rss_peak_kb")
-        self.record("rss_gw_post_end_kb", rss_kb(gateway.pid))
+        self.record_memory("post", "post_service", service)
+        self.record_memory("gw_post", "gw_post", gateway)
         # The pool keeps what it opened for a while: this is how many connections the loads made it use.
         connections = int(self.pg.value("bench_post_service", "SELECT count(*) FROM pg_stat_activity WHERE "
                                         "datname = current_database() AND backend_type = 'client backend' "
