@@ -13,9 +13,8 @@ import socket
 import subprocess
 import time
 
-from fanout import NO_CAPS
 from install import ensure
-from processes import RESULTS_DIR, BenchError, Stack, log, raise_open_files, request, setting
+from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, raise_open_files, request, setting
 from procfs import children_of, command_name, rss_kb
 from report import stamp, write_sections
 

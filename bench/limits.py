@@ -48,7 +48,7 @@ class Benchmarks:
         self.pg = postgres
         self.service_bin = binaries / "locations-service"
         self.gateway_bin = binaries / "auth-gateway"
-        self.token = bench.internal_token()
+        self.token = bench.token
 
     def record(self, key, value):
         self.results.record(key, value)

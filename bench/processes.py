@@ -88,11 +88,11 @@ def raise_open_files(name, count):
 LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
 
 
-def request(url, method="GET", headers=None, body=None):
-    """(status, body) of one request; status None when nothing answered."""
+def request(url, method="GET", headers=None, body=None, timeout=10):
+    """(status, body) of one request; status None when nothing answered in TIMEOUT seconds."""
     try:
         with LOOPBACK.open(urllib.request.Request(url, data=body, method=method, headers=headers or {}),
-                           timeout=10) as response:
+                           timeout=timeout) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -289,7 +289,7 @@ class Bench:
         self.processes = Processes()
         self.clusters = []
         self.folders = []
-        self.token = None
+        self.token = secrets.token_urlsafe(32)  # what locations-service and the gateways of this run share
         os.environ["PATH"] += ":/usr/sbin:/sbin"  # nginx lives in /usr/sbin
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -343,17 +343,11 @@ class Bench:
                                        append=True, show=30, stop_signal=signal.SIGINT)
         return ROOT / ".build-bench" / "release"
 
-    def internal_token(self):
-        """The token locations-service and the gateways of this run share."""
-        if self.token is None:
-            self.token = secrets.token_urlsafe(32)
-        return self.token
-
     def start_server(self, name, args, log_name, env, tries=150):
         """A server of ours (ARGS: binary and subcommand) on a free port, returned once /readyz answers 200."""
         port = free_port()
         log_path = RESULTS_DIR / log_name
-        env = {"INTERNAL_TOKEN": self.internal_token(), "PORT": str(port), **env}
+        env = {"INTERNAL_TOKEN": self.token, "PORT": str(port), **env}
         proc = self.processes.start([*args, "--port", port], log_path, env)
         return Server(name, proc, port, log_path).wait_ready(tries)
 
@@ -378,6 +372,11 @@ class Bench:
         if served != body.read_bytes():
             raise BenchError(f"nginx does not serve the bytes of {body}")
         return nginx
+
+
+# For the benchmarks whose clients all come from one address: the per-address caps would refuse all but
+# the first few of their connections and streams.
+NO_CAPS = {"MAX_CONNECTIONS_PER_CLIENT": "100000", "MAX_STREAMS_PER_CLIENT": "100000"}
 
 
 class Stack:

@@ -13,12 +13,10 @@ import socket
 import statistics
 import threading
 import time
-import urllib.request
-from http.client import HTTPException
 
-from fanout import NO_CAPS
 from install import ensure
-from processes import RESULTS_DIR, BenchError, Stack, log, raise_open_files, setting, student_session, wrk_summary
+from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, post_json, raise_open_files, request, setting, student_session, \
+    wrk_summary
 from procfs import open_fds, rss_kb
 from report import stamp, write_sections
 
@@ -90,22 +88,17 @@ def streams(port, seconds, stop):
                         crowd.remove(key.fileobj)
             except BlockingIOError:
                 pass
-    print(f"soak: streams closed or refused by the server: {refused}", flush=True)
+    log(f"soak: streams closed or refused by the server: {refused}")
 
 
 def logins(gateway, stop):
-    def call(path, body):
-        request = urllib.request.Request(gateway + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST")
-        return urllib.request.urlopen(request, timeout=10).status
     email = f"soak-login-{os.getpid()}@example.com"
-    call("/v1/accounts", {"email": email, "password": "soak password 1", "firstName": "Soak", "lastName": "Login"})
+    post_json(gateway + "/v1/accounts", {"email": email, "password": "soak password 1", "firstName": "Soak", "lastName": "Login"})
     failures = 0
     while not stop.wait(0.5):
-        try:
-            call("/v1/session", {"udacity": {"username": email, "password": "soak password 1"}})
-        except Exception:
-            failures += 1
-    print(f"soak: failed logins: {failures}", flush=True)
+        status, _ = post_json(gateway + "/v1/session", {"udacity": {"username": email, "password": "soak password 1"}})
+        failures += status not in (200, 201)
+    log(f"soak: failed logins: {failures}")
 
 
 def sample(pid):
@@ -116,12 +109,10 @@ def answers(gateway):
     """The gateway's answers so far to the read and to the post, from both doors, by its /metrics (the
     count of each route's timer, one series a class of status)."""
     counts = {READ: 0, POST: 0}
-    try:
-        with urllib.request.urlopen(gateway + "/metrics", timeout=4) as response:
-            lines = response.read().decode().splitlines()
-    except (OSError, HTTPException):
+    status, text = request(gateway + "/metrics", timeout=4)
+    if status != 200:
         return None  # the crowd's minute may keep it from answering in time: the sample says nothing
-    for line in lines:
+    for line in text.decode().splitlines():
         if not line.startswith("onthemap_http_request_duration_seconds_count{"):
             continue
         for route in counts:
