@@ -176,11 +176,11 @@ class Processes:
             raise BenchError(f"{Path(args[0]).name} failed")
         return out.decode()
 
-    def stop(self, proc, stop_signal=None):
-        """Its stop signal (or STOP_SIGNAL) to its group, up to 10 s for it to end, then SIGKILL; and forget
-        it, so that a recycled process id is never signalled later."""
+    def stop(self, proc):
+        """Its stop signal to its group, up to 10 s for it to end, then SIGKILL; and forget it, so that a
+        recycled process id is never signalled later."""
         if proc.poll() is None:
-            signal_group(proc, stop_signal or self.running.get(proc, signal.SIGTERM))
+            signal_group(proc, self.running.get(proc, signal.SIGTERM))
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
