@@ -23,7 +23,7 @@ python3 - "$summary" BENCHMARKS.md "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$
 import sys
 
 sys.path.insert(0, "bench")
-from section import write_sections
+from report import write_sections
 
 summary, target, date, commit, swift, cpus = sys.argv[1:]
 reads = {
@@ -50,6 +50,6 @@ for name, runs, rate, edges, features, found, seconds in rows:
     section.append(f"| {name} | {reads.get(name, '')} | {int(runs):,} | {int(rate):,} | {edges} / {features} | {found} | 0 |")
 section.append("")
 
-write_sections(target, section)
+write_sections(section, target)
 EOF
 echo "bench/fuzz.sh: wrote the Fuzzing section of BENCHMARKS.md"

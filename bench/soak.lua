@@ -1,4 +1,4 @@
--- The load of bench/soak.sh: requests back to back on every connection, each connection kept for the whole
+-- The load of bench/soak.py: requests back to back on every connection, each connection kept for the whole
 -- run, as a proxy in front of the gateway keeps its own. Arguments (after `--`): read|post [SESSION_ID]
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(here .. "summary.lua")

@@ -1,15 +1,9 @@
-#!/usr/bin/env python3
-"""The side of bench/soak.sh that is not wrk: live-feed subscribers coming and going, students logging in,
-and a sampler of both services' resident memory and open descriptors and of the gateway's answers; then
-the report, which fails when a service's memory grows faster than SLOPE_BOUND_KB away from the crowd.
-
-    soak.py run GATEWAY_URL GATEWAY_PID SERVICE_PID SECONDS SAMPLES_CSV
-        about 200 live streams at any time, each held 5 to 30 s; from 40% to 50% of the run a crowd of
-        5,000 more; a login every 0.5 s; every 5 s a sample of VmRSS (kB), open descriptors, and the
-        gateway's count of answers to the read and the post.
-    soak.py report SAMPLES_CSV WRK_JSONL BENCHMARKS.md DATE COMMIT CPUS
-        writes the "Soak" section of BENCHMARKS.md; exits 1 past the bound.
-"""
+"""The soak: mixed traffic through the gateway for 30 minutes (MINUTES): wrk reading and posting back to back,
+each of its connections kept for the whole run, as a proxy in front of the gateway keeps its own; logins;
+live-feed subscribers coming and going, and a crowd of 5,000 that comes and leaves. Every 5 s: both
+services' resident memory and open descriptors, and the gateway's count of answers. Reports the slopes, and
+what the gateway holds once the crowd has left; fails when a service's memory grows faster than
+SLOPE_BOUND_KB away from the crowd. Writes the "Soak" section."""
 import csv
 import json
 import os
@@ -17,11 +11,14 @@ import random
 import selectors
 import socket
 import statistics
-import sys
 import threading
 import time
-import urllib.request
-from http.client import HTTPException
+
+from install import ensure
+from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, post_json, raise_open_files, request, setting, student_session, \
+    wrk_summary
+from procfs import open_fds, rss_kb
+from report import stamp, write_sections
 
 STEADY_STREAMS, CROWD, CROWD_FROM, CROWD_TO = 200, 5000, 0.4, 0.5
 # The most a service's resident memory may grow a minute, least squares over the samples of a calm stretch
@@ -91,39 +88,31 @@ def streams(port, seconds, stop):
                         crowd.remove(key.fileobj)
             except BlockingIOError:
                 pass
-    print(f"soak: streams closed or refused by the server: {refused}", flush=True)
+    log(f"soak: streams closed or refused by the server: {refused}")
 
 
 def logins(gateway, stop):
-    def call(path, body):
-        request = urllib.request.Request(gateway + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST")
-        return urllib.request.urlopen(request, timeout=10).status
     email = f"soak-login-{os.getpid()}@example.com"
-    call("/v1/accounts", {"email": email, "password": "soak password 1", "firstName": "Soak", "lastName": "Login"})
+    post_json(gateway + "/v1/accounts", {"email": email, "password": "soak password 1", "firstName": "Soak", "lastName": "Login"})
     failures = 0
     while not stop.wait(0.5):
-        try:
-            call("/v1/session", {"udacity": {"username": email, "password": "soak password 1"}})
-        except Exception:
-            failures += 1
-    print(f"soak: failed logins: {failures}", flush=True)
+        status, _ = post_json(gateway + "/v1/session", {"udacity": {"username": email, "password": "soak password 1"}})
+        failures += status not in (200, 201)
+    log(f"soak: failed logins: {failures}")
 
 
 def sample(pid):
-    rss = next((int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.startswith("VmRSS:")), 0)
-    return rss, len(os.listdir(f"/proc/{pid}/fd"))
+    return rss_kb(pid) or 0, open_fds(pid)
 
 
 def answers(gateway):
     """The gateway's answers so far to the read and to the post, from both doors, by its /metrics (the
     count of each route's timer, one series a class of status)."""
     counts = {READ: 0, POST: 0}
-    try:
-        with urllib.request.urlopen(gateway + "/metrics", timeout=4) as response:
-            lines = response.read().decode().splitlines()
-    except (OSError, HTTPException):
+    status, text = request(gateway + "/metrics", timeout=4)
+    if status != 200:
         return None  # the crowd's minute may keep it from answering in time: the sample says nothing
-    for line in lines:
+    for line in text.decode().splitlines():
         if not line.startswith("onthemap_http_request_duration_seconds_count{"):
             continue
         for route in counts:
@@ -132,7 +121,10 @@ def answers(gateway):
     return counts[READ], counts[POST]
 
 
-def run(gateway, gateway_pid, service_pid, seconds, samples):
+def sample_side(gateway, gateway_pid, service_pid, seconds, samples):
+    """About 200 live streams at any time, each held 5 to 30 s; from 40% to 50% of the run a crowd of 5,000
+    more; a login every 0.5 s; every 5 s a sample of VmRSS (kB), open descriptors, and the gateway's count of
+    answers to the read and the post, into SAMPLES (CSV)."""
     port = int(gateway.rsplit(":", 1)[1])
     stop = threading.Event()
     threads = [threading.Thread(target=streams, args=(port, seconds, stop)), threading.Thread(target=logins, args=(gateway, stop))]
@@ -156,6 +148,33 @@ def run(gateway, gateway_pid, service_pid, seconds, samples):
         csv.writer(handle).writerow([round(time.monotonic() - started, 1), *sample(gateway_pid), *sample(service_pid), *(answers(gateway) or counted)])
 
 
+def run(bench):
+    seconds = setting("MINUTES", 30) * 60
+    ensure("wrk")
+    raise_open_files("soak", STEADY_STREAMS + CROWD)
+    stack = Stack(bench, "soak", bench.binaries("locations-service", "auth-gateway", log_name="soak-build"), NO_CAPS)
+    gateway = stack.gateway()
+    session = student_session(gateway, "soak@example.com", "soak password 1", "Soak", "Test")
+    samples = RESULTS_DIR / "soak-samples.csv"
+    log(f"soak: {seconds // 60} minutes")
+    side = threading.Thread(target=sample_side, args=(gateway.base, gateway.pid, stack.service.pid, seconds, samples))
+    side.start()
+    # 16 readers and 4 writers, each pin of which every live stream gets.
+    wrk = {kind: bench.processes.start(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "-s", "bench/soak.lua",
+                                        gateway.url(), "--", kind, session], RESULTS_DIR / f"soak-{kind}.txt")
+           for kind, connections in [("read", 16), ("post", 4)]}
+    for proc in wrk.values():
+        bench.processes.finish(proc, seconds + 60)
+    side.join()
+    runs = {}
+    with open(RESULTS_DIR / "soak-wrk.jsonl", "w") as out:
+        for kind in wrk:
+            runs[kind] = {"kind": kind, **{k: float(v) for k, v in wrk_summary(RESULTS_DIR / f"soak-{kind}.txt").items()}}
+            print(json.dumps(runs[kind]), file=out)
+            log(json.dumps(runs[kind]))
+    report(samples, runs)
+
+
 def slope(points):
     """Least-squares slope of (x, y) points, per unit of x."""
     xs, ys = [p[0] for p in points], [p[1] for p in points]
@@ -163,12 +182,10 @@ def slope(points):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
-def report(samples, wrk_lines, target, date, commit, cpus):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from section import write_sections
-
+def report(samples, runs):
+    """The "Soak" section from the samples (SAMPLES, a CSV file) and wrk's figures (RUNS, by kind); fails past
+    the bound."""
     rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(open(samples))]
-    runs = {run["kind"]: run for run in (json.loads(line) for line in open(wrk_lines) if line.strip())}
     seconds = rows[-2]["seconds"] + 5
     crowd = (CROWD_FROM * seconds, CROWD_TO * seconds)
     # The slopes over calm stretches, in kB per minute: from 20% of the run (locations-service's memory
@@ -188,11 +205,11 @@ def report(samples, wrk_lines, target, date, commit, cpus):
     table = [
         "## Soak",
         "",
-        f"`bench/soak.sh`: {minutes} minutes of mixed traffic through the gateway, every connection of wrk kept for the",
+        f"`bench/run.py soak`: {minutes} minutes of mixed traffic through the gateway, every connection of wrk kept for the",
         "whole run as a proxy keeps its own: 16 connections reading the latest 100 back to back, 4 posting pins back to",
         f"back (each pin goes to every live stream); a login every 0.5 s; about {STEADY_STREAMS} live streams, each held 5 to 30 s;",
         f"and from {CROWD_FROM:.0%} to {CROWD_TO:.0%} of the run a crowd of {CROWD:,} more streams that then leaves. Release build on",
-        f"loopback, its own PostgreSQL with default durability; run on {date}, commit {commit}, {cpus} cores.",
+        f"loopback, its own PostgreSQL with default durability; {stamp('Services', 'Shared', 'Package.swift')}.",
         "",
         "| Minute | Reads/s | Posts/s | Gateway RSS | Gateway fds | Service RSS | Service fds |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -218,15 +235,8 @@ def report(samples, wrk_lines, target, date, commit, cpus):
         f"{int(errors)} errors in all.",
         "",
     ]
-    write_sections(target, table)
+    write_sections(table)
     print("\n".join(table))
-    print("bench/soak.sh: wrote the Soak section of BENCHMARKS.md")
+    log("wrote the Soak section of BENCHMARKS.md")
     if over:
-        sys.exit(f"bench/soak.sh: memory grew faster than {SLOPE_BOUND_KB} kB/min: {', '.join(over)}")
-
-
-if __name__ == "__main__":
-    if sys.argv[1] == "run":
-        run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
-    else:
-        report(*sys.argv[2:8])
+        raise BenchError(f"soak: memory grew faster than {SLOPE_BOUND_KB} kB/min: {', '.join(over)}")

@@ -1,5 +1,5 @@
 /*
- * sse-fanout: the client of bench/fanout.sh. Holds N Server-Sent Events streams open on one server, sends
+ * sse-fanout: the client of bench/fanout.py. Holds N Server-Sent Events streams open on one server, sends
  * one request that makes the server publish a message, and measures how long after that request each
  * stream had the message. The same client, with the same settings, measures the gateway and nchan.
  *

@@ -1,12 +1,9 @@
-# Sourced by scripts/browser-test.sh and bench/web.sh: both services on a private PostgreSQL, a stand-in
-# tile server, and gateways for the browser, all on loopback. Needs scripts/lib.sh sourced first.
+# Sourced by scripts/browser-test.sh: both services on a private PostgreSQL, a stand-in tile server, and
+# gateways for the browser, all on loopback. Needs scripts/lib.sh sourced first.
 #
 #   web_stack_start BIN_DIR WORK_DIR   sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
 #                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
 #   web_stack_stop [LOG_DIR]
-#   web_stack_bench NAME               for the benchmarks on this stack: sets BENCH_BIN and BENCH_WORK
-#   web_stack_open_files NAME COUNT    room for COUNT open connections, or the benchmark NAME stops
-#   web_stack_student EMAIL PASSWORD   signs a student up on STACK_GATEWAY, logs in, prints the session id
 
 STACK_PIDS=()
 
@@ -61,21 +58,6 @@ web_stack_start() {
     export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_LOCATIONS STACK_TILES
 }
 
-# web_stack_student EMAIL PASSWORD [FIRST LAST]: a new student on STACK_GATEWAY, signed up and logged in
-# once through the API; prints the session id.
-web_stack_student() {
-    python3 - "$STACK_GATEWAY" "$1" "$2" "${3:-Bench}" "${4:-Student}" <<'PY'
-import json, sys, urllib.request
-gateway, email, password, first, last = sys.argv[1:]
-def call(path, body):
-    request = urllib.request.Request(gateway + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST")
-    text = urllib.request.urlopen(request, timeout=10).read().decode()
-    return json.loads(text[5:] if text.startswith(")]}'\n") else text)
-call("/v1/accounts", {"email": email, "password": password, "firstName": first, "lastName": last})
-print(call("/v1/session", {"udacity": {"username": email, "password": password}})["session"]["id"])
-PY
-}
-
 # web_stack_stop [LOG_DIR]: stops everything web_stack_start started; the services' logs are kept in LOG_DIR.
 web_stack_stop() {
     local pid
@@ -88,38 +70,4 @@ web_stack_stop() {
         rm -rf "$STACK_PG_DATA" "$STACK_PG_DATA.initdb.log"
     fi
     return 0
-}
-
-# web_stack_bench NAME: what the benchmarks on this stack share (bench/web.sh, fanout.sh, soak.sh): release
-# builds of both services in .build-bench/ (shared with bench/run.py; build logs in
-# bench/results/NAME-build-*.log), a scratch folder, and on exit the stack stopped, its logs kept in
-# bench/results/ and the folder removed. Run from the project's root. Sets BENCH_BIN and BENCH_WORK.
-# web_stack_open_files NAME COUNT: raises this shell's open-file limit as far as it may go, and stops the
-# benchmark NAME when COUNT connections (a descriptor each in the client and the server) and a thousand
-# to spare would not fit.
-web_stack_open_files() {
-    ulimit -n "$(ulimit -Hn)"
-    [ "$(ulimit -n)" -gt $(($2 + 1000)) ] || { echo "$1: $2 connections need more open files than the limit of $(ulimit -n)" >&2; exit 1; }
-}
-
-web_stack_bench() {
-    local name=$1 results=$PWD/bench/results product
-    mkdir -p "$results"
-    for product in locations-service auth-gateway; do
-        timeout 1800 swift build "${RELEASE_BUILD[@]}" --scratch-path .build-bench --product "$product" >"$results/$name-build-$product.log" 2>&1 \
-            || { tail -n 20 "$results/$name-build-$product.log"; return 1; }
-    done
-    BENCH_BIN=$PWD/.build-bench/release
-    BENCH_WORK=$(mktemp -d "/tmp/onthemap-$name.XXXXXX")
-    chmod 755 "$BENCH_WORK"  # the cluster's owner, unprivileged when run as root, reaches into it
-    trap web_stack_bench_end EXIT
-    trap 'exit 130' INT TERM
-}
-
-web_stack_bench_end() {
-    local status=$?
-    trap - EXIT INT TERM
-    web_stack_stop "$PWD/bench/results"
-    rm -rf "$BENCH_WORK"
-    exit $status
 }
