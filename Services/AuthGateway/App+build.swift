@@ -102,7 +102,7 @@ struct GatewayParts {
     let database: Database
     /// For the outside services (Udacity, a geocoder); locations-service has a client of its own.
     let httpClient: HTTPClient
-    let accounts: AccountStore
+    let accounts: any AccountStore
     let local: LocalIdentityProvider
     let provider: any IdentityProvider
     let sessions: Sessions
@@ -128,7 +128,8 @@ struct GatewayParts {
         clientConfiguration.tracing.tracer = nil
         httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
 
-        accounts = AccountStore(database: database)
+        let stores = GatewayStores.postgres(database, clock: clock)
+        accounts = stores.accounts
         local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)
         provider =
             switch configuration.identityProvider {
@@ -140,8 +141,8 @@ struct GatewayParts {
             }
         let sessionCache = SessionCache(clock: clock)
         let sessions = Sessions(
-            provider: provider, store: SessionStore(database: database, clock: clock), cache: sessionCache,
-            throttle: LoginThrottle(database: database, policy: configuration.throttle, clock: clock),
+            provider: provider, store: stores.sessions, cache: sessionCache,
+            throttle: LoginThrottle(failures: stores.loginFailures, policy: configuration.throttle, clock: clock),
             lifetime: configuration.sessionLifetime, logger: logger)
         self.sessions = sessions
         let hearing = registry.makeGauge(
