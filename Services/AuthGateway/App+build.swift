@@ -7,6 +7,7 @@ import PostgresNIO
 import PreparedHTTP
 import Prometheus
 import ServiceKit
+import ServiceLifecycle
 import WebClient
 
 /// The gateway's parts, wired together. Tests build it with their own configuration (and `hop`, the
@@ -26,15 +27,15 @@ func buildApplication(
     let counters = RequestCounters(registry: registry)
     let routes = try buildRouter(parts, configuration, counters: counters, registry: registry, logger: logger)
     let table = routes.table()
+    var services: [any Service] = [client]
+    if let sessionAnnouncements = parts.sessionAnnouncements { services.append(sessionAnnouncements) }
+    services += [HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, MemoryReturn()]
     var app = Application(
         router: routes.router,
         server: .http1(
             serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: table.answer),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
-        services: [
-            client, parts.sessionAnnouncements, HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed,
-            MemoryReturn(),
-        ],
+        services: services,
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()
@@ -97,16 +98,19 @@ func buildRouter(
 
 /// The gateway's parts over one database client: identity and sessions, the clients of the services
 /// behind it, the latest-list cache and the live feed, the write path that forwards pins and the live stream.
-/// `hop` stands in for the connections to locations-service (router-level tests).
+/// `hop` stands in for the connections to locations-service (router-level tests); `inMemory` keeps
+/// accounts, sessions and login failures in memory instead.
 struct GatewayParts {
     let database: Database
     /// For the outside services (Udacity, a geocoder); locations-service has a client of its own.
     let httpClient: HTTPClient
-    let accounts: AccountStore
+    let accounts: any AccountStore
     let local: LocalIdentityProvider
     let provider: any IdentityProvider
     let sessions: Sessions
-    let sessionAnnouncements: ChannelListener
+    /// Hears of sessions ended and accounts renamed on any replica (`LISTEN auth_sessions`); there is none
+    /// without a database.
+    let sessionAnnouncements: ChannelListener?
     let internalHTTP: InternalHTTPClient
     let locations: LocationsClient
     let latest: LatestListCache
@@ -118,7 +122,18 @@ struct GatewayParts {
         _ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry,
         clock: any WallClock = SystemClock(), logger: Logger, hop: (any LocationsHop)? = nil
     ) {
-        database = Database(client: client, logger: logger)
+        let database = Database(client: client, logger: logger)
+        self.init(
+            configuration, database: database, stores: .postgres(database, clock: clock), listeningOn: client, registry: registry,
+            clock: clock, logger: logger, hop: hop)
+    }
+
+    /// With `listeningOn`, the session cache follows what every replica announces on that client.
+    private init(
+        _ configuration: GatewayConfiguration, database: Database, stores: GatewayStores, listeningOn client: PostgresClient?,
+        registry: PrometheusCollectorRegistry, clock: any WallClock, logger: Logger, hop: (any LocationsHop)?
+    ) {
+        self.database = database
         // At most 8 connections to each outside host; further requests wait for one.
         var clientConfiguration = HTTPClient.Configuration(
             timeout: .init(connect: .seconds(1), read: .seconds(10)),
@@ -128,7 +143,7 @@ struct GatewayParts {
         clientConfiguration.tracing.tracer = nil
         httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
 
-        accounts = AccountStore(database: database)
+        accounts = stores.accounts
         local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)
         provider =
             switch configuration.identityProvider {
@@ -140,21 +155,23 @@ struct GatewayParts {
             }
         let sessionCache = SessionCache(clock: clock)
         let sessions = Sessions(
-            provider: provider, store: SessionStore(database: database, clock: clock), cache: sessionCache,
-            throttle: LoginThrottle(database: database, policy: configuration.throttle, clock: clock),
+            provider: provider, store: stores.sessions, cache: sessionCache,
+            throttle: LoginThrottle(failures: stores.loginFailures, policy: configuration.throttle, clock: clock),
             lifetime: configuration.sessionLifetime, logger: logger)
         self.sessions = sessions
-        let hearing = registry.makeGauge(
-            descriptor: MetricNameDescriptor(
-                namespace: "onthemap", metricName: "session_listener_up", unitName: "",
-                helpText: "1 while this replica hears sessions ended elsewhere (its LISTEN connection is up), else 0."))
-        sessionAnnouncements = ChannelListener(
-            client: client, channel: SessionCache.channel, logger: logger,
-            onNotification: { sessionCache.heard($0) },
-            onConnectionChange: { listening in
-                await sessions.listeningChanged(listening)
-                hearing.set(listening ? 1.0 : 0.0)
-            })
+        sessionAnnouncements = client.map { client in
+            let hearing = registry.makeGauge(
+                descriptor: MetricNameDescriptor(
+                    namespace: "onthemap", metricName: "session_listener_up", unitName: "",
+                    helpText: "1 while this replica hears sessions ended elsewhere (its LISTEN connection is up), else 0."))
+            return ChannelListener(
+                client: client, channel: SessionCache.channel, logger: logger,
+                onNotification: { sessionCache.heard($0) },
+                onConnectionChange: { listening in
+                    await sessions.listeningChanged(listening)
+                    hearing.set(listening ? 1.0 : 0.0)
+                })
+        }
         internalHTTP = InternalHTTPClient(endpoint: configuration.locationsURL)
         locations = LocationsClient(
             internalToken: configuration.internalToken, http: hop ?? internalHTTP, timeout: .seconds(5), logger: logger)
@@ -167,5 +184,22 @@ struct GatewayParts {
             streamsPerAddress: configuration.streamsPerClient, openStreams: openStreams)
         writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
         events = EventsController(feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies)
+    }
+}
+
+extension GatewayParts {
+    /// The parts over accounts, sessions and login failures in memory, with a database client that never
+    /// connects: the health routes answer as in an outage. With no other replica there is nothing to hear,
+    /// so no session listener: the session cache holds nothing and every lookup asks the store.
+    static func inMemory(
+        _ configuration: GatewayConfiguration, registry: PrometheusCollectorRegistry,
+        clock: any WallClock = SystemClock(), logger: Logger, hop: (any LocationsHop)? = nil
+    ) -> GatewayParts {
+        let nowhere = PostgresClient(
+            configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
+            backgroundLogger: logger)
+        return GatewayParts(
+            configuration, database: Database(client: nowhere, logger: logger), stores: .inMemory(clock: clock),
+            listeningOn: nil, registry: registry, clock: clock, logger: logger, hop: hop)
     }
 }

@@ -10,7 +10,7 @@ import Testing
 /// The exact requests existing clients send, and the exact bytes they depend on.
 @Suite struct CompatibilityTests {
     @Test func loginAnswersWithThePrefixRegisteredKeySessionAndMicrosecondExpiration() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let student = try await client.signUp(Student("ios@example.com"))
             // Pretty-printed and without an Accept header, as the iOS clients send it (`\/` escapes: the next test).
             let reply = try await client.send(
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func escapedSlashesInCredentialsAreUnderstood() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             var student = Student("slash@example.com")
             student.password = "a/b/c/d/e"
             _ = try await client.signUp(student)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func sessionErrorsArePrefixedInUdacitysShape() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let cases: [(String, HTTPResponse.Status, String)] = [
                 (
                     #"{"udacity":{"username":"nobody@example.com","password":"wrong"}}"#, .forbidden,
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func logoutNeedsNoXSRFTokenFromAppsButAMatchingOneFromBrowsers() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let app = try await client.signedUpAndLoggedIn("app@example.com")
             let wrongToken = try await client.send(
                 .delete, "/v1/session", headers: [app.bearer, HTTPField(name: .init("X-XSRF-TOKEN")!, value: "garbage")])
@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func theSessionCookieAloneAuthenticatesWrites() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let student = try await client.signUp(Student("cookie@example.com"))
             let login = try await client.send(
                 .post, "/v1/session", body: #"{"udacity":{"username":"cookie@example.com","password":"correct horse battery"}}"#)
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func usersDocumentCarriesEveryStrictFieldAndAUserCopy() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let student = try await client.signedUpAndLoggedIn("doc@example.com", firstName: "João", lastName: "Araújo")
             for path in ["/v1/users/\(student.key)", "/api/users/me", "/v1/users/\(student.token)"] {
                 let reply = try await client.send(.get, path, headers: [student.bearer])
@@ -165,7 +165,7 @@ import Testing
     }
 
     @Test func legacyParsePathsAnswer201OnPostAndAcceptParseHeaders() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let student = try await client.signedUpAndLoggedIn("parse@example.com")
             let parseHeaders = [
                 student.bearer, HTTPField(name: .init("X-Parse-Application-Id")!, value: "QrX47CA9cyuGewLdsL7o5Eb8iug6Em8ye0dnAbIr"),

@@ -191,7 +191,7 @@ import Testing
     }
 
     @Test func scriptInNamesAndPlacesComesBackByteExactAsJSONStrings() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             // The harness writes names into its JSON as they are: the quote comes escaped.
             let student = try await client.signedUpAndLoggedIn(
                 "xss@example.com", firstName: "<img src=x onerror=alert(1)>",

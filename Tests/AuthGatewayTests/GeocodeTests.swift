@@ -14,7 +14,7 @@ import Testing
     static func candidates(_ reply: Reply) -> [[String: Any]] { reply.json["results"] as? [[String: Any]] ?? [] }
 
     @Test func resolvesTheCitiesStudentsTypeBestFirst() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let expected: [(String, String, Double, Double)] = [
                 ("Mountain View, CA", "US", 37.39, -122.08), ("Huntsville, Alabama", "US", 34.73, -86.59),
                 ("Patiala, Punjab", "IN", 30.34, 76.39), ("Berlin", "DE", 52.52, 13.41),
@@ -58,7 +58,7 @@ import Testing
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
         }
         try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).withLoopbackServer { port in
-            try await withRoutedGateway(configure: { $0.geocoderURL = "http://127.0.0.1:\(port)" }) { client, _ in
+            try await withGatewayRouter(configure: { $0.geocoderURL = "http://127.0.0.1:\(port)" }) { client, _ in
                 let reply = try await client.send(.get, "/v1/geocode?q=1600%20Amphitheatre%20Parkway,%20Mountain%20View")
                 #expect(reply.status == .ok)
                 let best = try #require(Self.candidates(reply).first)

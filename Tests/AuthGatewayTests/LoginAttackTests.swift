@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func everySpellingOfAnAddressSharesOneAllowance() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let student = try await client.signUp(Student("ada@example.com"))
             for spelling in ["Ada@Example.com", "ada@EXAMPLE.COM", " ADA@example.com ", "ADA@EXAMPLE.COM", "aDa@example.Com"] {
                 let wrong = try await client.send(.post, "/v1/session", body: Self.login(spelling, "nope"))
@@ -68,8 +68,9 @@ import Testing
         }
     }
 
-    @Test func anySpellingOfTheAddressLogsIntoTheOneAccount() async throws {
-        try await withRoutedGateway { client, _ in
+    @Test(arguments: GatewayStoresKind.allCases)
+    func anySpellingOfTheAddressLogsIntoTheOneAccount(_ stores: GatewayStoresKind) async throws {
+        try await withGatewayRouter(over: stores) { client, _ in
             let created = try await client.send(.post, "/v1/accounts", body: Self.signUp(email: " Ada@Example.com "))
             #expect(created.status == .created)
             let key = try #require((created.json["account"] as? [String: Any])?["key"] as? String)
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func oversizedInputIsRefusedWith400NeverA500() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let huge = String(repeating: "a", count: 10_000)
             let username = try await client.send(.post, "/v1/session", body: Self.login(huge + "@example.com", "whatever"))
             #expect(username.status == .badRequest)
@@ -124,7 +125,7 @@ import Testing
     }
 
     @Test func onlyTheSeventyTwoBytesSetAtSignUpLogIn() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let password = String(repeating: "p", count: 72)
             let created = try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "exact@example.com", password: password))
             #expect(created.status == .created)
@@ -137,7 +138,7 @@ import Testing
 
     @Test func anUnknownAccountIsAnsweredLikeAWrongPasswordAndAsSlowly() async throws {
         // A cost where bcrypt outweighs everything else a login does, and no throttling in the way.
-        try await withRoutedGateway(configure: {
+        try await withGatewayRouter(configure: {
             $0.passwordCost = 8
             $0.throttle.failuresPerAccount = 100
             $0.throttle.failuresPerAddress = 100
@@ -168,7 +169,7 @@ import Testing
     }
 
     @Test func signUpsFromOneAddressAreThrottled() async throws {
-        try await withGateway(configure: { $0.throttle.signUpsPerAddress = 2 }) { client, _ in
+        try await withGatewayRouter(configure: { $0.throttle.signUpsPerAddress = 2 }) { client, _ in
             #expect(try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "one@example.com")).status == .created)
             #expect(try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "two@example.com")).status == .created)
             let third = try await client.send(.post, "/v1/accounts", body: Self.signUp(email: "three@example.com"))
@@ -182,7 +183,7 @@ import Testing
     }
 
     @Test func signUpSaysWhatIsWrongWithAnAddress() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let notAnAddress = "email must be an address such as student@example.com."
             let cases: [(String, String)] = [
                 ("student@localhost", notAnAddress),

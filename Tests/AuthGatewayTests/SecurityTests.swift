@@ -11,9 +11,10 @@ import Testing
 /// Nobody writes as someone else, with a dead session, from another site, or by guessing passwords.
 @Suite struct SecurityTests {
 
-    @Test func writesWithoutALiveSessionAre401() async throws {
+    @Test(arguments: GatewayStoresKind.allCases)
+    func writesWithoutALiveSessionAre401(_ stores: GatewayStoresKind) async throws {
         let clock = ManualClock()
-        try await withRoutedGateway(clock: clock, configure: { $0.sessionLifetime = .seconds(1) }) { client, _ in
+        try await withGatewayRouter(over: stores, clock: clock, configure: { $0.sessionLifetime = .seconds(1) }) { client, _ in
             let none = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json)
             #expect(none.status == .unauthorized)
             #expect(none.json["code"] as? Int == 209)
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func nobodyPostsAsOrEditsSomeoneElse() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let owner = try await client.signedUpAndLoggedIn("owner@example.com")
             let intruder = try await client.signedUpAndLoggedIn("intruder@example.com", firstName: "Mallory", lastName: "Evil")
             let id = try await client.postPin(as: owner)
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func browserWritesFromAnotherSiteAreRefused() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let student = try await client.signedUpAndLoggedIn("browser@example.com")
             let evil = try await client.send(
                 .post, "/v1/StudentLocation", body: TestPin.json,
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func javascriptLinksAreNeverStored() async throws {
-        try await withRoutedGateway { client, _ in
+        try await withGatewayRouter { client, _ in
             let student = try await client.signedUpAndLoggedIn("js@example.com")
             let reply = try await client.send(
                 .post, "/v1/StudentLocation",
@@ -91,9 +92,10 @@ import Testing
         }
     }
 
-    @Test func repeatedFailuresAreThrottledEvenTheRightPasswordWaitsAndTheAccountOpensOnceTheyAgeOut() async throws {
+    @Test(arguments: GatewayStoresKind.allCases)
+    func repeatedFailuresAreThrottledEvenTheRightPasswordWaitsAndTheAccountOpensOnceTheyAgeOut(_ stores: GatewayStoresKind) async throws {
         let clock = ManualClock()
-        try await withRoutedGateway(clock: clock) { client, _ in
+        try await withGatewayRouter(over: stores, clock: clock) { client, _ in
             let student = try await client.signUp(Student("guess@example.com"))
             let guess = #"{"udacity":{"username":"guess@example.com","password":"nope"}}"#
             let right = #"{"udacity":{"username":"\#(student.email)","password":"\#(student.password)"}}"#
@@ -117,7 +119,7 @@ import Testing
     }
 
     @Test func manyAccountsGuessedFromOneAddressAreThrottledToo() async throws {
-        try await withGateway(configure: { $0.throttle.failuresPerAddress = 4 }) { client, _ in
+        try await withGatewayRouter(configure: { $0.throttle.failuresPerAddress = 4 }) { client, _ in
             for index in 0..<4 {
                 let wrong = try await client.send(
                     .post, "/v1/session", body: #"{"udacity":{"username":"user\#(index)@example.com","password":"nope"}}"#)

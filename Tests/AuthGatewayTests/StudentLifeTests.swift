@@ -8,8 +8,9 @@ import Testing
 
 /// The whole life of a student through the gateway.
 @Suite struct StudentLifeTests {
-    @Test func signUpLogInProfilePostListOverwriteDeleteLogOut() async throws {
-        try await withRoutedGateway { client, _ in
+    @Test(arguments: GatewayStoresKind.allCases)
+    func signUpLogInProfilePostListOverwriteDeleteLogOut(_ stores: GatewayStoresKind) async throws {
+        try await withGatewayRouter(over: stores) { client, _ in
             var student = try await client.signUp(Student("jarrod@example.com"))
             #expect(student.key.count == 10 && student.key.allSatisfy(\.isNumber))
             student = try await client.logIn(student)
@@ -72,8 +73,9 @@ import Testing
         }
     }
 
-    @Test func signUpRefusesDuplicatesShortPasswordsAndBadEmails() async throws {
-        try await withRoutedGateway { client, _ in
+    @Test(arguments: GatewayStoresKind.allCases)
+    func signUpRefusesDuplicatesShortPasswordsAndBadEmails(_ stores: GatewayStoresKind) async throws {
+        try await withGatewayRouter(over: stores) { client, _ in
             _ = try await client.signUp(Student("dup@example.com"))
             let duplicate = try await client.send(
                 .post, "/v1/accounts", body: #"{"email":"DUP@example.com","password":"another-password","firstName":"A","lastName":"B"}"#)

@@ -5,7 +5,7 @@ import ServiceKit
 
 /// `POST /v1/accounts`: sign up with the local identity provider.
 struct AccountsController: Sendable {
-    let accounts: AccountStore
+    let accounts: any AccountStore
     let provider: any IdentityProvider
     let throttle: LoginThrottle
     let hash: @Sendable (String) async throws -> String
@@ -38,7 +38,7 @@ struct AccountsController: Sendable {
             account = try await accounts.createLocal(
                 email: email, passwordHash: try await hash(password),
                 firstName: firstName, lastName: lastName)
-        } catch AccountStore.StoreError.emailTaken {
+        } catch AccountStoreError.emailTaken {
             throw GatewayError.emailTaken
         }
         var json = JSONWriter()

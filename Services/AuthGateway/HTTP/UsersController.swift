@@ -4,7 +4,7 @@ import OnTheMapShared
 /// `GET /v1/users/{key}` (and `/api/users/{key|me}`): the profile document Udacity's clients decode,
 /// unwrapped at the top level and again under `"user"` for older clients.
 struct UsersController: Sendable {
-    let accounts: AccountStore
+    let accounts: any AccountStore
     let sessions: Sessions
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {

@@ -3,9 +3,9 @@ import Logging
 import NIOPosix
 import ServiceKit
 
-/// Accounts kept in PostgreSQL with bcrypt password hashes.
+/// Accounts kept in the account store (PostgreSQL) with bcrypt password hashes.
 struct LocalIdentityProvider: IdentityProvider {
-    let accounts: AccountStore
+    let accounts: any AccountStore
     let cost: UInt8
     let logger: Logger
     /// A hash of nothing in particular, verified when the email is unknown so both answers take as long:
@@ -16,7 +16,7 @@ struct LocalIdentityProvider: IdentityProvider {
     /// and every password sharing those 72 bytes would log in.
     static let maximumPasswordBytes = 72
 
-    init(accounts: AccountStore, cost: UInt8, logger: Logger) {
+    init(accounts: any AccountStore, cost: UInt8, logger: Logger) {
         self.accounts = accounts
         self.cost = cost
         self.logger = logger

@@ -5,7 +5,7 @@ import ServiceKit
 /// Logging in and out: throttling, the identity provider, and the session record.
 struct Sessions: Sendable {
     let provider: any IdentityProvider
-    let store: SessionStore
+    let store: any SessionStore
     let cache: SessionCache
     let throttle: LoginThrottle
     let lifetime: Duration

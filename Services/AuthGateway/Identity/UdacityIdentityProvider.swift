@@ -11,7 +11,7 @@ import ServiceKit
 struct UdacityIdentityProvider: IdentityProvider {
     let baseURL: String
     let httpClient: HTTPClient
-    let accounts: AccountStore
+    let accounts: any AccountStore
     let timeout: TimeAmount
     let logger: Logger
 

@@ -2,11 +2,24 @@ import OnTheMapShared
 import PostgresNIO
 import ServiceKit
 
-/// `auth.accounts`: who can log in.
-struct AccountStore: Sendable {
-    let database: Database
+/// Who can log in: local accounts with their password hashes, and copies of what other identity providers
+/// said. `PostgresAccountStore` is the gateway's; `MemoryAccountStore` holds the same in memory, for
+/// router-level tests of what is decided above the store.
+protocol AccountStore: Sendable {
+    /// A new local account; `AccountStoreError.emailTaken` when a local account has this address's key.
+    func createLocal(email: EmailAddress, passwordHash: String, firstName: String, lastName: String) async throws -> Account
+    /// A local account by its address's key (`EmailAddress.key`), with its password hash.
+    func local(emailKey: String) async throws -> (account: Account, passwordHash: String)?
+    func account(key: String) async throws -> Account?
+    /// Records what another provider told us about an account at login: adds it, or updates its names and address.
+    func upsertExternal(_ account: Account) async throws
+}
 
-    enum StoreError: Error { case emailTaken }
+enum AccountStoreError: Error { case emailTaken }
+
+/// `auth.accounts`.
+struct PostgresAccountStore: AccountStore {
+    let database: Database
 
     static let columns = "key, provider, email, first_name, last_name"
 
@@ -19,12 +32,11 @@ struct AccountStore: Sendable {
                 VALUES (\(account.key), 'local', \(email.text), \(email.key), \(passwordHash), \(firstName), \(lastName))
                 """)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            throw StoreError.emailTaken
+            throw AccountStoreError.emailTaken
         }
         return account
     }
 
-    /// A local account by its address's key (`EmailAddress.key`), with its password hash.
     func local(emailKey: String) async throws -> (account: Account, passwordHash: String)? {
         let rows = try await database.query(
             """
@@ -42,9 +54,9 @@ struct AccountStore: Sendable {
         return try rows.first.map(Self.account(from:))
     }
 
-    /// Records what another provider told us about an account at login. When that adds or changes the
-    /// account, every replica is told to look its sessions up again (see `SessionCache`); a login that
-    /// changes nothing announces nothing, since each announcement makes every replica scan its cache.
+    /// When this adds or changes the account, every replica is told to look its sessions up again (see
+    /// `SessionCache`); a login that changes nothing announces nothing, since each announcement makes every
+    /// replica scan its cache.
     func upsertExternal(_ account: Account) async throws {
         _ = try await database.write(
             """

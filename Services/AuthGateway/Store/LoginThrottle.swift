@@ -1,12 +1,11 @@
 import Foundation
-import PostgresNIO
 import ServiceKit
 
 /// Slows down password guessing: too many failures for one account, or from one client address, within
 /// the window and further attempts are refused, right or wrong, until enough failures age out. Sign-ups
 /// are counted per client address the same way, since each costs a password hash and leaves an account.
 ///
-/// An attempt is admitted and counted as a failure in one step (`auth.count_attempt`), before its
+/// An attempt is admitted and counted as a failure in one step (`LoginFailureStore.count`), before its
 /// password is checked; a right password takes it back. So guesses sent in parallel are counted in turn,
 /// and no more of them are checked than the limit allows.
 struct LoginThrottle: Sendable {
@@ -18,7 +17,7 @@ struct LoginThrottle: Sendable {
         var signUpsPerAddress = 10
     }
 
-    let database: Database
+    let failures: any LoginFailureStore
     let policy: Policy
     /// An attempt's time: a failure counts until it is `window` old by this clock.
     let clock: any WallClock
@@ -60,28 +59,15 @@ struct LoginThrottle: Sendable {
     /// The password was right: the attempt was no failure, and the account's earlier typos are forgiven
     /// (the address keeps its record).
     func succeeded(_ attempt: Attempt, account: EmailAddress) async throws {
-        _ = try await database.write(
-            """
-            DELETE FROM auth.login_failures
-            WHERE subject = ANY (\(attempt.subjects)::text[])
-              AND (attempt = \(attempt.id) OR subject = \(Self.accountSubject(account)))
-            """)
+        try await failures.remove(attempt, forgiving: Self.accountSubject(account))
     }
 
     /// The password could not be checked (the identity provider failed): the attempt is no failure either.
     func withdraw(_ attempt: Attempt) async throws {
-        _ = try await database.write(
-            """
-            DELETE FROM auth.login_failures WHERE subject = ANY (\(attempt.subjects)::text[]) AND attempt = \(attempt.id)
-            """)
+        try await failures.remove(attempt, forgiving: nil)
     }
 
     private func count(_ attempt: Attempt, limits: [Int], window: Duration) async throws -> Int? {
-        let rows = try await database.write(
-            """
-            SELECT auth.count_attempt(
-                \(attempt.subjects)::text[], \(limits)::bigint[], \(window.components.seconds), \(attempt.id), \(clock.now.iso8601)::timestamptz)
-            """)
-        return try rows.first?.decode(Int?.self)
+        try await failures.count(attempt, limits: limits, window: window, at: clock.now)
     }
 }

@@ -3,8 +3,23 @@ import OnTheMapShared
 import PostgresNIO
 import ServiceKit
 
+/// The sessions opened at login: only a hash of each token is kept, and a session is live until it expires
+/// or is revoked. `PostgresSessionStore` is the gateway's; `MemorySessionStore` holds the same in memory,
+/// for router-level tests of what is decided above the store.
+protocol SessionStore: Sendable {
+    /// A new session for the account, expiring `lifetime` from now.
+    func create(for account: Account, lifetime: Duration) async throws -> (token: SessionToken, expiresAt: Timestamp)
+    /// The account of a live session (not revoked, not expired), by the SHA-256 of its token.
+    func account(tokenHash: [UInt8]) async throws -> (account: Account, expiresAt: Timestamp)?
+    /// Of the sessions with these token hashes (hex SHA-256), the live ones and their accounts as they are now.
+    func liveSessions(tokenHashes: [String]) async throws -> [String: (account: Account, expiresAt: Timestamp)]
+    /// Ends a session (by the SHA-256 of its token) now. Returns false when there was no live session with this token.
+    @discardableResult
+    func revoke(tokenHash: [UInt8]) async throws -> Bool
+}
+
 /// `auth.sessions`. A revocation is announced to every replica (see `SessionCache`) in its own statement.
-struct SessionStore: Sendable {
+struct PostgresSessionStore: SessionStore {
     let database: Database
     /// Sets each session's expiry, and decides which have expired.
     let clock: any WallClock
@@ -21,7 +36,6 @@ struct SessionStore: Sendable {
         return (token, expires)
     }
 
-    /// The account of a live session (not revoked, not expired), by the SHA-256 of its token.
     func account(tokenHash: [UInt8]) async throws -> (account: Account, expiresAt: Timestamp)? {
         let rows = try await database.query(
             """
@@ -34,7 +48,6 @@ struct SessionStore: Sendable {
         return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
     }
 
-    /// Of the sessions with these token hashes (hex SHA-256), the live ones and their accounts as they are now.
     func liveSessions(tokenHashes: [String]) async throws -> [String: (account: Account, expiresAt: Timestamp)] {
         let rows = try await database.query(
             """
@@ -51,8 +64,7 @@ struct SessionStore: Sendable {
         return live
     }
 
-    /// Ends a session (by the SHA-256 of its token) now, and tells every replica in the same statement (the
-    /// notification goes out when it commits). Returns false when there was no live session with this token.
+    /// Tells every replica in the same statement (the notification goes out when it commits).
     @discardableResult
     func revoke(tokenHash: [UInt8]) async throws -> Bool {
         let rows = try await database.write(

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import NIOEmbedded
 import OnTheMapShared
 import PostgresNIO
 import Prometheus
@@ -42,11 +43,52 @@ func withGateway(
     }
 }
 
-/// The gateway's router on a fresh database, with locations-service's router over pins in memory behind
-/// its hop: every route as the gateway answers it, without a socket or a service process.
-func withRoutedGateway(
+/// Where the router-level gateway keeps accounts, sessions and login failures. What the stores decide
+/// (expiry, throttle windows, one account per address) is tested over both.
+enum GatewayStoresKind: String, CaseIterable, Sendable {
+    case memory, postgres
+}
+
+/// The gateway's router alone, without a server, with locations-service's router over pins in memory
+/// behind its hop: every route as the gateway answers it. Accounts, sessions and login failures are in
+/// memory (`GatewayParts.inMemory`; each request comes from `peer`, as from a socket's) or, `over: .postgres`,
+/// on a fresh database (with no peer address). Without a database, `/readyz` answers as in an outage.
+func withGatewayRouter(
+    over stores: GatewayStoresKind = .memory,
     clock: any WallClock = SystemClock(),
+    peer: String = "127.0.0.1",
     configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
+) async throws {
+    if stores == .postgres { return try await withRoutedGateway(clock: clock, configure: configure, body) }
+    let nowhere = "127.0.0.1:9"
+    var configuration = try GatewayConfiguration.fromEnvironment([
+        "DATABASE_URL": "postgres://nobody@\(nowhere)/nothing", "LOCATIONS_URL": "http://\(nowhere)",
+        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    configuration.passwordCost = 4
+    configure(&configuration)
+    let registry = PrometheusCollectorRegistry()
+    let address = try SocketAddress(ipAddress: peer, port: 40_000)
+    try await withMemoryLocations { locations in
+        let parts = GatewayParts.inMemory(configuration, registry: registry, clock: clock, logger: TestDatabase.logger, hop: locations)
+        let router = try buildRouter(
+            parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
+        let responder = FromPeer(router: router.router.buildResponder(), peer: address)
+        do {
+            try await Application(responder: responder).test(.router) { try await body($0, locations) }
+        } catch {
+            try await parts.httpClient.shutdown()
+            throw error
+        }
+        try await parts.httpClient.shutdown()
+    }
+}
+
+/// The gateway's router on a fresh database, as `buildApplication` wires it.
+private func withRoutedGateway(
+    clock: any WallClock,
+    configure: @Sendable (inout GatewayConfiguration) -> Void,
     _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
 ) async throws {
     let database = try await TestDatabase.create()
@@ -62,28 +104,16 @@ func withRoutedGateway(
     }
 }
 
-/// The gateway's router alone, without a server or a database, with locations-service's router over pins in
-/// memory behind its hop: public reads, unknown routes, refused input, error shapes. Its database client
-/// never connects, so a request that needs it (a session, an account) is answered as an outage, 503.
-func withGatewayRouter(_ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void) async throws {
-    let nowhere = "127.0.0.1:9"
-    let configuration = try GatewayConfiguration.fromEnvironment([
-        "DATABASE_URL": "postgres://nobody@\(nowhere)/nothing", "LOCATIONS_URL": "http://\(nowhere)",
-        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-    ])
-    let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: TestDatabase.logger)
-    let registry = PrometheusCollectorRegistry()
-    try await withMemoryLocations { locations in
-        let parts = GatewayParts(configuration, client: client, registry: registry, logger: TestDatabase.logger, hop: locations)
-        let router = try buildRouter(
-            parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
-        do {
-            try await Application(router: router.router).test(.router) { try await body($0, locations) }
-        } catch {
-            try await parts.httpClient.shutdown()
-            throw error
-        }
-        try await parts.httpClient.shutdown()
+/// The router, answering each request as if it came from `peer`: Hummingbird's router tests connect no
+/// socket, so their requests have no client address, and limits kept per address would never apply.
+struct FromPeer<Router: HTTPResponder>: HTTPResponder where Router.Context == GatewayRequestContext {
+    let router: Router
+    let peer: SocketAddress
+
+    func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
+        let channel = NIOAsyncTestingChannel()
+        channel.remoteAddress = peer
+        return try await router.respond(to: request, context: GatewayRequestContext(source: .init(channel: channel, logger: context.logger)))
     }
 }
 
