@@ -5,10 +5,10 @@ import ServiceLifecycle
 import Synchronization
 
 /// How a request for a stream is let in: refused with an answer, or admitted, in which case the handler
-/// writes the stream's head and then calls `started`, from which the owner writes.
-public enum PreparedStreamAdmission {
+/// writes the stream's head and then calls `started` on the stream's event loop, from which the owner writes.
+public enum PreparedStreamAdmission: Sendable {
     case refused(PreparedResponse)
-    case admitted(started: () -> Void)
+    case admitted(started: @Sendable () -> Void)
 }
 
 /// A response that goes on for as long as its connection is open (Server-Sent Events), answered before the
@@ -166,13 +166,7 @@ extension PreparedStream {
     ) async throws -> Response {
         let body = RoutedBody(eventLoop: eventLoop)
         let stream = PreparedStream(body: body, eventLoop: eventLoop, remoteAddress: remoteAddress)
-        let admission = try await eventLoop.submit { () -> RoutedAdmission in
-            switch opening.open(stream) {
-            case .refused(let answer): .refused(answer)
-            case .admitted(let started): .admitted(NIOLoopBound(started, eventLoop: eventLoop))
-            }
-        }.get()
-        switch admission {
+        switch try await eventLoop.submit({ opening.open(stream) }).get() {
         case .refused(let answer):
             return answer.response
         case .admitted(let started):
@@ -180,15 +174,10 @@ extension PreparedStream {
             return Response(
                 status: .ok, headers: opening.headers,
                 body: ResponseBody { writer in
-                    eventLoop.execute { started.value() }
+                    eventLoop.execute(started)
                     try await body.drain(into: &writer)
                 })
         }
-    }
-
-    private enum RoutedAdmission: Sendable {
-        case refused(PreparedResponse)
-        case admitted(NIOLoopBound<() -> Void>)
     }
 }
 
