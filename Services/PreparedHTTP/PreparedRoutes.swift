@@ -148,10 +148,14 @@ public struct RouteTable: Sendable {
     }
 
     private let trie: RouterTrie<Endpoint>?
+    /// The endpoints whose pattern captures nothing, by their path: a request for one of those paths
+    /// resolves to it in the trie too, and one dictionary lookup of the path finds it without copying it.
+    private let literal: [Substring: Endpoint]
 
     /// No routes: nothing is answered before the router.
     public init() {
         trie = nil
+        literal = [:]
     }
 
     init(routes: [(method: HTTPRequest.Method, path: RouterPath, early: PreparedRouteAnswer?)]) {
@@ -165,17 +169,23 @@ public struct RouteTable: Sendable {
             endpoints[route.path.description] = entry
         }
         let builder = RouterPathTrieBuilder<Endpoint>()
-        for (path, endpoint) in endpoints.values { builder.addEntry(path, value: endpoint) }
+        var literal: [Substring: Endpoint] = [:]
+        for (path, endpoint) in endpoints.values {
+            builder.addEntry(path, value: endpoint)
+            let spelled = path.components.allSatisfy { !$0.description.contains { $0 == "{" || $0 == "*" } }
+            if spelled { literal[Substring(path.description)] = endpoint }
+        }
         trie = builder.build()
+        self.literal = literal
     }
 
     /// The door before the router: the early answer of the request's route and the route's name, or nil
     /// when the request is the router's (no early answer, or the early answer left it to the handler).
     public func answer(_ request: PreparedRequest) -> (handling: PreparedHandling, route: String)? {
-        guard let (endpoint, parameters) = trie?.resolve(String(request.path)),
-            let early = endpoint.early.first(where: { $0.method == request.method }),
-            let handling = early.answer(request, parameters)
-        else { return nil }
+        let (endpoint, parameters) = literal[request.path].map { ($0, Parameters()) } ?? trie?.resolve(String(request.path)) ?? (Endpoint(), [:])
+        guard let early = endpoint.early.first(where: { $0.method == request.method }), let handling = early.answer(request, parameters) else {
+            return nil
+        }
         return (handling, early.name)
     }
 

@@ -33,15 +33,17 @@ public final class ConnectionsPerAddress: Sendable {
 
 /// Sits right after the HTTP parser, before anything answers: refuses a connection past its address's
 /// limit, and closes one whose client is too slow, idle, or gone, as `ConnectionGuardState` decides. It
-/// holds the one wake-up the state asks for, timed by `clock` (`ContinuousClock` but in tests).
-final class ConnectionGuard<C: Clock>: ChannelDuplexHandler, RemovableChannelHandler where C.Duration == Duration {
+/// holds the one wake-up the state asks for. Its clock is concrete, so the state's code is specialised for
+/// it: generic over the clock, every read would look up the state's generic metadata.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias State = ConnectionGuardState<ContinuousClock>
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private var state: ConnectionGuardState<C>
-    private let clock: C
+    private var state: State
+    private let clock = ContinuousClock()
     private let perAddress: ConnectionsPerAddress
     private let trustedProxies: TrustedProxies
     private let logger: Logger
@@ -53,9 +55,8 @@ final class ConnectionGuard<C: Clock>: ChannelDuplexHandler, RemovableChannelHan
     private var started = false
     private var wake: Scheduled<Void>?
 
-    init(limits: ConnectionLimits, perAddress: ConnectionsPerAddress, clock: C, logger: Logger) {
-        state = ConnectionGuardState(limits: limits, clock: clock)
-        self.clock = clock
+    init(limits: ConnectionLimits, perAddress: ConnectionsPerAddress, logger: Logger) {
+        state = State(limits: limits, clock: clock)
         self.perAddress = perAddress
         trustedProxies = limits.trustedProxies
         self.logger = logger
@@ -173,7 +174,7 @@ final class ConnectionGuard<C: Clock>: ChannelDuplexHandler, RemovableChannelHan
         promise?.succeed()
     }
 
-    private func perform(_ action: ConnectionGuardState<C>.Action, context: ChannelHandlerContext) {
+    private func perform(_ action: State.Action, context: ChannelHandlerContext) {
         switch action {
         case .none:
             break

@@ -21,7 +21,7 @@ extension HTTPServerBuilder {
         return HTTPServerBuilder { responder in
             HTTP1ChannelWithPreparedAnswers(responder: responder) {
                 [
-                    ConnectionGuard(limits: limits, perAddress: perAddress, clock: ContinuousClock(), logger: logger),
+                    ConnectionGuard(limits: limits, perAddress: perAddress, logger: logger),
                     PreparedResponseHandler(
                         serverName: serverName, logger: logger, prepared: prepared,
                         answered: { route, status, since in counters.answered(route: route, status: status, since: since, door: .prepared) }),
