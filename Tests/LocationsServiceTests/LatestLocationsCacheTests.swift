@@ -14,13 +14,16 @@ import Testing
     /// the test to release each call, and fails the calls the test says should.
     final class HeldLoad: Sendable {
         private let calls = Mutex(0)
-        private let releases = AsyncStream.makeStream(of: Bool.self)
+        private let releases = AsyncStream.makeStream(of: (any Error)?.self)
         private let started = AsyncStream.makeStream(of: Int.self)
 
         var count: Int { calls.withLock { $0 } }
 
         /// Lets the waiting (or next) call finish, with a list or with an error.
-        func release(failing: Bool = false) { releases.continuation.yield(failing) }
+        func release(failing: Bool = false) { releases.continuation.yield(failing ? LoadFailed() : nil) }
+
+        /// Lets the waiting (or next) call fail with `error`.
+        func release(throwing error: any Error) { releases.continuation.yield(error) }
 
         /// Waits until the next call has begun.
         func nextStart() async -> Int? {
@@ -35,8 +38,8 @@ import Testing
             }
             started.continuation.yield(call)
             var iterator = releases.stream.makeAsyncIterator()
-            guard let failing = await iterator.next() else { throw CancellationError() }
-            if failing { throw LoadFailed() }
+            guard let outcome = await iterator.next() else { throw CancellationError() }
+            if let error = outcome { throw error }
             let now = Timestamp.now()
             return [
                 StudentLocation(
@@ -105,6 +108,24 @@ import Testing
             #expect(cache.ready == nil)
             held.release()
             #expect(try await Self.place(cache.current()) == "Place 2")
+        }
+    }
+
+    @Test func aBuildTheDatabaseFailedToAnswerFailsTheReadersOfNewerListsTooWithoutAnotherWait() async throws {
+        let held = HeldLoad()
+        try await Self.withRunningCache(held) { (cache: LatestLocationsCache) async throws in
+            let before = Task { try await cache.current() }
+            #expect(await held.nextStart() == 1)
+            cache.setCoherent(false)  // the database goes away: the change listener drops with it
+            let after = Task { try await cache.current() }
+            while cache.waitingCount < 2 { await Task.yield() }
+            held.release(throwing: DeadlineExceeded())
+            await #expect(throws: DeadlineExceeded.self) { try await before.value }
+            // Both readers were answered by the one build: nobody waits for a second.
+            let stillWaiting = cache.waitingCount
+            #expect(stillWaiting == 0, "the reader of the newer list was left waiting for another build")
+            if stillWaiting > 0 { held.release(throwing: DeadlineExceeded()) }
+            await #expect(throws: DeadlineExceeded.self) { try await after.value }
         }
     }
 

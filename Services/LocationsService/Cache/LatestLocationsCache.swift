@@ -102,13 +102,24 @@ final class LatestLocationsCache: Service, Sendable {
         } catch {
             result = .failure(error)
         }
+        // A database that failed to answer in time, or is gone, fails the readers of newer generations with
+        // it too, rather than giving them a wait of their own on top of the one they sat through.
+        let upTo = result.isOutage ? UInt64.max : generation
         let (served, more) = state.withLock { state in
             if case .success(let value) = result { state.snapshot = (generation, value) }
-            let served = state.waiting.filter { $0.generation <= generation }
-            state.waiting.removeAll { $0.generation <= generation }
+            let served = state.waiting.filter { $0.generation <= upTo }
+            state.waiting.removeAll { $0.generation <= upTo }
             return (served, !state.waiting.isEmpty)
         }
         for (_, reader) in served { reader.resume(with: result) }
         if more { builds.continuation.yield() }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// Whether this failed because the database could not be asked in time.
+    fileprivate var isOutage: Bool {
+        if case .failure(let error) = self { return Database.isOutage(error) }
+        return false
     }
 }
