@@ -129,7 +129,6 @@ import Testing
         #expect(Self.describe(exchange.read(Self.body(#"{"obj"#))) == "none")
         #expect(Self.describe(exchange.read(Self.body(#"ectId":"x"}"#))) == "none")
         #expect(Self.describe(exchange.read(.end(nil))) == #"a: 201 {"objectId":"x"}, reuse"#)
-        #expect(exchange.isIdle)
         #expect(Self.describe(exchange.start("b", keepAlive: true)) == "send b")
     }
 

@@ -17,7 +17,7 @@ import Testing
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         private let messages = Mutex<[LiveFeed.Message]>([])
 
-        var heartbeats: Int { messages.withLock { $0.filter { if case .heartbeat = $0 { true } else { false } }.count } }
+        var heartbeats: Int { messages.withLock { $0.count { if case .heartbeat = $0 { true } else { false } } } }
         var changes: Int { messages.withLock { $0.count { if case .change = $0 { true } else { false } } } }
 
         func deliver(_ message: LiveFeed.Message) { messages.withLock { $0.append(message) } }

@@ -34,6 +34,13 @@ import Testing
 
         mutating func readComplete() { perform(state.readComplete()) }
 
+        /// A whole request (head and end) in one read from the socket.
+        mutating func readWholeRequest() {
+            state.read(.head)
+            state.read(.end)
+            readComplete()
+        }
+
         /// Moves time on for at most `limit`, doing `each` every `step` and waking the state when its
         /// wake-up comes; the reason and the time since the start, once it closes.
         mutating func run(
@@ -83,9 +90,7 @@ import Testing
     @Test func aWholeRequestInOneReadStartsNoHeaderClock() {
         var connection = Connection(header: 2, idle: 10)
         connection.clock.advance(by: .seconds(1))
-        connection.state.read(.head)
-        connection.state.read(.end)
-        connection.readComplete()
+        connection.readWholeRequest()
         #expect(connection.state.phase == .betweenRequests)
         let ended = connection.run(for: .seconds(20))
         #expect(ended?.reason == .idle, "only idleness ends a connection between requests")
@@ -113,9 +118,7 @@ import Testing
     @Test func trafficEitherWayKeepsAConnectionOpen() {
         var connection = Connection(idle: 3)
         // A live stream through the router: one request, then a heartbeat written every two seconds.
-        connection.state.read(.head)
-        connection.state.read(.end)
-        connection.readComplete()
+        connection.readWholeRequest()
         connection.state.wrote(.head)
         var steps = 0
         let ended = connection.run(for: .seconds(100), step: .seconds(1)) { connection in
@@ -134,9 +137,7 @@ import Testing
 
     @Test func aConnectionThatBecameAStreamIsNeverTimed() {
         var connection = Connection(idle: 4)
-        connection.state.read(.head)
-        connection.state.read(.end)
-        connection.readComplete()
+        connection.readWholeRequest()
         connection.state.wrote(.head)
         connection.state.streamOpened()
         #expect(connection.state.wakeUp() == .none)
@@ -146,18 +147,14 @@ import Testing
 
     @Test func aClientThatLeavesDuringAStreamedAnswerIsLetGoAtOnce() {
         var connection = Connection()
-        connection.state.read(.head)
-        connection.state.read(.end)
-        connection.readComplete()
+        connection.readWholeRequest()
         connection.state.wrote(.head)
         #expect(connection.state.inputClosed() == .close(.clientLeft))
     }
 
     @Test func aClientThatShutsItsSideAfterAskingStillGetsItsAnswer() {
         var connection = Connection()
-        connection.state.read(.head)
-        connection.state.read(.end)
-        connection.readComplete()
+        connection.readWholeRequest()
         #expect(connection.state.inputClosed() == .none)
         connection.state.wrote(.head)
         connection.state.wrote(.end)

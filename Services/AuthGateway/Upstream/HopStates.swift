@@ -136,10 +136,6 @@ struct HopExchangeState<Request> {
 
     init(maximumAnswer: Int) { self.maximumAnswer = maximumAnswer }
 
-    var isIdle: Bool {
-        if case .idle = state { true } else { false }
-    }
-
     /// Sends `request`; `keepAlive` when it leaves the connection open for the next one.
     mutating func start(_ request: Request, keepAlive: Bool) -> Action {
         guard case .idle = state else { return .finish(request, .failure(HopFailure.connectionClosed), reuse: false) }
