@@ -167,7 +167,8 @@ struct GatewayParts {
             return ChannelListener(
                 client: client, channel: SessionCache.channel, logger: logger,
                 onNotification: { sessionCache.heard($0) },
-                onConnectionChange: { listening in
+                onConnectionChange: { [writeAllowances = stores.writeAllowances] listening in
+                    writeAllowances.listeningChanged(listening)
                     await sessions.listeningChanged(listening)
                     hearing.set(listening ? 1.0 : 0.0)
                 })
@@ -182,7 +183,10 @@ struct GatewayParts {
         feed = LiveFeed(
             locations: locations, cache: latest, logger: logger, heartbeatInterval: configuration.liveHeartbeat,
             streamsPerAddress: configuration.streamsPerClient, openStreams: openStreams)
-        writes = LocationWriteForwarder(locations: locations, sessions: sessions, latest: latest)
+        writes = LocationWriteForwarder(
+            locations: locations, sessions: sessions, latest: latest,
+            limit: WriteLimit(allowances: stores.writeAllowances, policy: configuration.writeLimit, clock: clock),
+            trustedProxies: configuration.limits.trustedProxies)
         events = EventsController(feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies)
     }
 }

@@ -46,14 +46,15 @@ public struct PreparedDeferral: Sendable, Equatable {
     /// The longest body passed on: a longer one is dropped as it arrives, and `respond` gets nil (and
     /// decides when to say so: after the checks that come first, say).
     public let bodyLimit: Int
-    public let respond: @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
+    /// Called with the body, the connection's event loop and its peer (the client, or a proxy in front of it).
+    public let respond: @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?) -> EventLoopFuture<PreparedResponse>
     private let identity = Identity()
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.identity === rhs.identity }
 
     public init(
         bodyLimit: Int,
-        respond: @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse>
+        respond: @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?) -> EventLoopFuture<PreparedResponse>
     ) {
         self.bodyLimit = bodyLimit
         self.respond = respond

@@ -107,7 +107,7 @@ struct PreparedRouteResponder<Context: RequestContext>: HTTPResponder {
             } catch let error as HTTPError where error.status == .contentTooLarge {
                 body = nil
             }
-            return try await deferral.respond(body, eventLoop).get().response
+            return try await deferral.respond(body, eventLoop, connection?.remoteAddress).get().response
         case .stream(let opening):
             return try await PreparedStream.routed(
                 opening, on: eventLoop, remoteAddress: connection?.remoteAddress, connectionClosed: connection?.connectionClosed)

@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOHTTP1
 
 /// The proxies (a load balancer, Docker's port publishing) whose `X-Forwarded-For` tells who the client
 /// is. Anyone else's header is ignored: a client could write any address into it.
@@ -77,5 +79,14 @@ public struct TrustedProxies: Sendable, Equatable {
             return withUnsafeBytes(of: &v6) { Array($0) }
         }
         return nil
+    }
+}
+
+extension TrustedProxies {
+    /// The client's address of a request answered before the router: the connection's peer, or what a
+    /// trusted proxy there says of it.
+    public func clientAddress(peer: SocketAddress?, headers: HTTPHeaders) -> String? {
+        let address = peer?.ipAddress
+        return isEmpty ? address : clientAddress(peer: address, forwardedFor: headers["X-Forwarded-For"])
     }
 }

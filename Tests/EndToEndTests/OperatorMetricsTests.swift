@@ -6,7 +6,7 @@ import Testing
 /// refused and why, the connections, the database and the calls between services, and where the log stands.
 @Suite struct OperatorMetricsTests {
     @Test func anOperatorSeesRequestsByRouteRefusalsByReasonConnectionsQueriesCallsAndTheLogsHead() async throws {
-        try await withSystem { gateway, locations in
+        try await withSystem(gatewaySettings: ["WRITE_BURST": "1"]) { gateway, locations in
 
             // First, while this process's URL session holds no session cookie yet.
             #expect(try await gateway.request("POST", "/v1/StudentLocation", body: TestPin.json, token: false).0 == 401)
@@ -24,6 +24,9 @@ import Testing
                     "POST", "/v1/StudentLocation", body: TestPin.json, headers: ["Authorization": "Bearer \(session)"], token: false
                 ).0
                     == 200)
+            let flood = try await gateway.request(
+                "POST", "/v1/StudentLocation", body: TestPin.json, headers: ["Authorization": "Bearer \(session)"], token: false)
+            #expect(flood.0 == 429, "a second post at once, past WRITE_BURST=1: \(flood)")
             #expect(try await gateway.get("/v1/StudentLocation", token: false).0 == 200)
 
             let (status, text) = try await gateway.get("/metrics", token: false)
@@ -32,8 +35,9 @@ import Testing
             let duration = "onthemap_http_request_duration_seconds_count"
             #expect(seen[#"\#(duration){route="POST /v1/accounts",status="2xx"}"#] == 1, "\(text)")
             #expect(seen[#"\#(duration){route="POST /v1/StudentLocation",status="2xx"}"#] == 1, "the door before the router is timed too")
-            #expect(seen[#"\#(duration){route="POST /v1/StudentLocation",status="4xx"}"#] == 1)
+            #expect(seen[#"\#(duration){route="POST /v1/StudentLocation",status="4xx"}"#] == 2)
             #expect(seen[#"onthemap_refusals_total{reason="notLoggedIn"}"#] == 1)
+            #expect(seen[#"onthemap_refusals_total{reason="rateLimited"}"#] == 1)
             #expect((seen["onthemap_open_connections"] ?? 0) >= 1)
             #expect((seen["onthemap_db_query_duration_seconds_count"] ?? 0) >= 3, "sign-up, login and the session lookup")
             #expect((seen[#"onthemap_outbound_requests_total{target="locations-service",result="ok"}"#] ?? 0) >= 1)

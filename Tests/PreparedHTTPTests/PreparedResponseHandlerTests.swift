@@ -42,7 +42,7 @@ import Testing
         let handling: @Sendable (PreparedRequest) -> PreparedHandling? = { request in
             if request.method == .POST, request.path == "/echo" {
                 return .deferred(
-                    PreparedDeferral(bodyLimit: 8) { body, loop in
+                    PreparedDeferral(bodyLimit: 8) { body, loop, _ in
                         guard let body else {
                             return loop.makeSucceededFuture(
                                 PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))

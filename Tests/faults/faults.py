@@ -157,7 +157,9 @@ class Stack:
         self.gateways = []
         for index in range(gateways):
             gateway = Service(os.path.join(args.bin, "auth-gateway"),
-                              dict(environment, LOCATIONS_URL=self.locations.url), folder, f"auth-gateway-{index + 1}")
+                              # The writers post as fast as they can: the write limit is raised so that it refuses none.
+                              dict(environment, LOCATIONS_URL=self.locations.url, WRITE_BURST=str(10**6)), folder,
+                              f"auth-gateway-{index + 1}")
             self.gateways.append(gateway)
 
     def start_gateways(self, hop=None):

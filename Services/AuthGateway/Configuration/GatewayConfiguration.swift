@@ -27,6 +27,9 @@ struct GatewayConfiguration: Sendable {
     /// bcrypt cost for new local passwords; lower only in tests.
     var passwordCost: UInt8 = 11
     var throttle = LoginThrottle.Policy()
+    /// Writes each account and each client address may make at once, then one per interval (`WRITE_BURST`,
+    /// `WRITE_INTERVAL`).
+    var writeLimit = WriteLimit.Policy()
     /// Timeouts and per-address caps on connections; `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES`.
     var limits = ConnectionLimits()
     /// Live streams open at once from one client address (`MAX_STREAMS_PER_CLIENT`).
@@ -43,7 +46,7 @@ struct GatewayConfiguration: Sendable {
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
-    /// `MAX_STREAMS_PER_CLIENT` and `TRUSTED_PROXIES`.
+    /// `MAX_STREAMS_PER_CLIENT`, `TRUSTED_PROXIES`, `WRITE_BURST` and `WRITE_INTERVAL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
         let locationsText = try reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081")
@@ -69,16 +72,19 @@ struct GatewayConfiguration: Sendable {
             database: try reader.database(), port: try reader.port(default: defaultPort),
             locationsURL: locations, internalToken: try reader.internalToken(), identityProvider: provider,
             udacityBaseURL: udacity, geocoderURL: geocoder, tileURL: tiles,
-            sessionLifetime: try sessionTTL(reader["SESSION_TTL"]), logLevel: try reader.logLevel())
+            sessionLifetime: try duration("SESSION_TTL", reader["SESSION_TTL"]) ?? .seconds(30 * 86_400), logLevel: try reader.logLevel())
         configuration.limits = try reader.connectionLimits()
         configuration.leafletDirectory = reader["LEAFLET_DIR"] ?? defaultLeafletDirectory
         configuration.streamsPerClient = try reader.positiveInteger("MAX_STREAMS_PER_CLIENT", default: defaultStreamsPerClient)
+        configuration.writeLimit.burst = try reader.positiveInteger("WRITE_BURST", default: configuration.writeLimit.burst)
+        configuration.writeLimit.interval = try duration("WRITE_INTERVAL", reader["WRITE_INTERVAL"]) ?? configuration.writeLimit.interval
         return configuration
     }
 
-    /// `SESSION_TTL`: seconds, or a number with `s`, `m`, `h` or `d`. Default 30 days.
-    static func sessionTTL(_ text: String?) throws(ConfigurationError) -> Duration {
-        guard let text else { return .seconds(30 * 86_400) }
+    /// A duration such as `SESSION_TTL` or `WRITE_INTERVAL`: seconds, or a number with `s`, `m`, `h` or `d`;
+    /// nil when unset.
+    static func duration(_ name: String, _ text: String?) throws(ConfigurationError) -> Duration? {
+        guard let text else { return nil }
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         var digits = Substring(text)
         var unit: Int64 = 1
@@ -87,7 +93,7 @@ struct GatewayConfiguration: Sendable {
             digits = text.dropLast()
         }
         guard let value = Int64(digits), value > 0 else {
-            throw ConfigurationError("SESSION_TTL must be a positive duration such as 3600, 90m, 12h or 30d; got \"\(text)\"")
+            throw ConfigurationError("\(name) must be a positive duration such as 3600, 90m, 12h or 30d; got \"\(text)\"")
         }
         return .seconds(value * unit)
     }

@@ -13,6 +13,7 @@ enum GatewayError: Error, Equatable {
     case invalidCredentials
     case throttled(retryAfter: Int)
     case tooManySignUps(retryAfter: Int)
+    case rateLimited(retryAfter: Int)
     case tooLong(parameter: String, limit: Int)
     case tooManyStreams(limit: Int)
     case identityUnavailable
@@ -44,6 +45,7 @@ enum GatewayError: Error, Equatable {
         case .invalidCredentials: "Account not found or invalid credentials."
         case .throttled(let seconds): "Too many failed logins; try again in \(seconds) seconds."
         case .tooManySignUps(let seconds): "Too many sign-ups from your address; try again in \(seconds) seconds."
+        case .rateLimited(let seconds): "Too many pins posted, changed or deleted in a short time; try again in \(seconds) seconds."
         case .tooLong(let name, let limit): "\(name.split(separator: ".").last ?? Substring(name)) must be at most \(limit) bytes."
         case .tooManyStreams(let limit): "Too many live streams open from your address (at most \(limit)); close one and try again."
         case .identityUnavailable: "The identity provider could not be reached; try again shortly."

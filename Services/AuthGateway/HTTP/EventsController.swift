@@ -38,13 +38,12 @@ struct EventsController: Sendable {
     func stream(_ request: PreparedRequest) -> PreparedHandling {
         let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
         let resumeFrom = Self.resumePoint(header: request.header(Self.lastEventID), uri: URI(request.target))
-        let forwardedFor = request.headers["X-Forwarded-For"]
+        let requestHeaders = request.headers
         var headers = Self.headers
         headers[.requestID] = requestID
         return .stream(
             PreparedStreamOpening(headers: headers) { [feed, locations, trustedProxies] stream in
-                let peer = stream.remoteAddress?.ipAddress
-                let address = trustedProxies.isEmpty ? peer : trustedProxies.clientAddress(peer: peer, forwardedFor: forwardedFor)
+                let address = trustedProxies.clientAddress(peer: stream.remoteAddress, headers: requestHeaders)
                 let live = LiveStreamWriter(stream, resumingAfter: resumeFrom)
                 // Subscribed before the log is read for what the client missed, so nothing falls between the two.
                 guard let id = feed.subscribe(live, address: address, on: stream.eventLoop) else {

@@ -8,7 +8,7 @@ extension GatewayError {
         switch self {
         case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing, .invalidQuery: .badRequest
         case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
-        case .throttled, .tooManySignUps, .tooManyStreams: .tooManyRequests
+        case .throttled, .tooManySignUps, .rateLimited, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
         case .userNotFound, .noGeocodeMatch, .pinNotFound: .notFound
@@ -30,7 +30,7 @@ extension GatewayError {
         case .malformedBody: .invalidJSON
         case .pinNotFound: .objectNotFound
         case .invalidQuery: .invalidQuery
-        case .tooManyStreams: .requestLimitExceeded
+        case .tooManyStreams, .rateLimited: .requestLimitExceeded
         default: .internalServerError
         }
     }
@@ -38,6 +38,7 @@ extension GatewayError {
     var extraHeaders: HTTPFields {
         if case .throttled(let seconds) = self { return [.retryAfter: String(seconds)] }
         if case .tooManySignUps(let seconds) = self { return [.retryAfter: String(seconds)] }
+        if case .rateLimited(let seconds) = self { return [.retryAfter: String(seconds)] }
         if case .tooManyStreams = self { return [.retryAfter: "10"] }
         if self == .databaseUnavailable || self == .locationsUnavailable { return [.retryAfter: "1"] }
         return [:]

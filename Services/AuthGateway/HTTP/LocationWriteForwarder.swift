@@ -7,7 +7,8 @@ import PreparedHTTP
 import ServiceKit
 
 /// Posting, changing and deleting a pin: the write needs a session, is refused from other sites' pages,
-/// and reaches locations-service as the session's account, whatever identity the body claims.
+/// is counted against the account's and the client address's write limit, and reaches locations-service
+/// as the session's account, whatever identity the body claims.
 ///
 /// It runs on the client connection's event loop from start to end (the session from this replica's
 /// cache, the service over `InternalHTTPClient` on the same loop), as a deferred answer that both doors
@@ -16,6 +17,8 @@ struct LocationWriteForwarder: Sendable {
     let locations: LocationsClient
     let sessions: Sessions
     let latest: LatestListCache
+    let limit: WriteLimit
+    let trustedProxies: TrustedProxies
 
     static let maximumBodySize = 16 * 1024
 
@@ -29,6 +32,8 @@ struct LocationWriteForwarder: Sendable {
         /// nil when it was longer than `maximumBodySize`: refused, once the writer is known to be allowed.
         let body: ByteBuffer?
         let requestID: String
+        /// The connection's peer: the client, or a proxy in front of it.
+        var peer: SocketAddress?
     }
 
     /// A POST to a StudentLocation mount, or a PUT or DELETE of one pin (`objectId` as sent: `forward`
@@ -37,11 +42,11 @@ struct LocationWriteForwarder: Sendable {
         let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
         let (method, headers) = (request.method, request.headers)
         return .deferred(
-            PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop in
+            PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop, peer in
                 forward(
                     Write(
                         method: method, objectId: objectId, legacyParse: legacyParse, headers: headers,
-                        body: body, requestID: requestID), on: eventLoop)
+                        body: body, requestID: requestID, peer: peer), on: eventLoop)
             })
     }
 
@@ -63,18 +68,48 @@ struct LocationWriteForwarder: Sendable {
             guard let body = write.body else {
                 return eventLoop.makeSucceededFuture(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
             }
-            return locations.forward(
-                method: write.method, path: path, query: nil, headers: write.headers, body: body,
-                actor: account.actor, requestID: write.requestID, on: eventLoop
-            )
-            .map { answer in
-                if (200..<300).contains(answer.status) { latest.invalidate() }
-                var status = HTTPResponse.Status(code: answer.status)
-                if write.legacyParse, write.method == .POST, status == .ok { status = .created }
-                return Self.relay(answer, status: status, requestID: write.requestID)
+            let subjects = limit.subjects(account: account.key, address: trustedProxies.clientAddress(peer: write.peer, headers: write.headers))
+            return counted(subjects, on: eventLoop).flatMap { wait in
+                // Past the limit, a retried post may still get the answer to its earlier attempt: nothing new is appended.
+                let replayOnly = wait != nil && write.method == .POST && write.headers.contains(name: InternalHeaders.idempotencyKey)
+                if let wait, !replayOnly {
+                    return eventLoop.makeSucceededFuture(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
+                }
+                return locations.forward(
+                    method: write.method, path: path, query: nil, headers: write.headers, body: body,
+                    actor: account.actor, requestID: write.requestID, replayOnly: replayOnly, on: eventLoop
+                )
+                .map { answer in
+                    if let wait, answer.status == HTTPResponse.Status.preconditionFailed.code {
+                        return ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID)
+                    }
+                    if answer.headers.contains(name: InternalHeaders.replayed), !replayOnly { giveBack(subjects) }
+                    if (200..<300).contains(answer.status) { latest.invalidate() }
+                    var status = HTTPResponse.Status(code: answer.status)
+                    if write.legacyParse, write.method == .POST, status == .ok { status = .created }
+                    return Self.relay(answer, status: status, requestID: write.requestID)
+                }
             }
         }.recover { error in
             ParseWire.refusal(GatewayError.meaning(of: error, logger: locations.logger, requestID: write.requestID), requestID: write.requestID)
+        }
+    }
+
+    /// Counts the write against its subjects, or answers the seconds to wait.
+    private func counted(_ subjects: [WriteLimit.Subject], on eventLoop: any EventLoop) -> EventLoopFuture<Int?> {
+        let promise = eventLoop.makePromise(of: Int?.self)
+        promise.completeWithTask { try await limit.take(subjects) }
+        return promise.futureResult
+    }
+
+    /// The write was the retry of one already made: it does not count again.
+    private func giveBack(_ subjects: [WriteLimit.Subject]) {
+        Task { [limit, logger = locations.logger] in
+            do {
+                try await limit.giveBack(subjects)
+            } catch {
+                logger.warning("a retried write could not be given back", metadata: ["error": "\(String(reflecting: error))"])
+            }
         }
     }
 

@@ -1,22 +1,25 @@
 import ServiceKit
 
-/// The stores of schema `auth` that identity and sessions stand on: in PostgreSQL, shared by every replica,
+/// The stores of schema `auth` that identity, sessions and the write limit stand on: in PostgreSQL, shared by every replica,
 /// or in memory, for one process with no database (`GatewayParts.inMemory`).
 struct GatewayStores: Sendable {
     let accounts: any AccountStore
     let sessions: any SessionStore
     let loginFailures: any LoginFailureStore
+    let writeAllowances: any WriteAllowanceStore
 
     static func postgres(_ database: Database, clock: any WallClock) -> GatewayStores {
         GatewayStores(
             accounts: PostgresAccountStore(database: database), sessions: PostgresSessionStore(database: database, clock: clock),
-            loginFailures: PostgresLoginFailureStore(database: database))
+            loginFailures: PostgresLoginFailureStore(database: database),
+            writeAllowances: PostgresWriteAllowanceStore(database: database))
     }
 
     /// Sessions expire, and failures age out, by `clock`.
     static func inMemory(clock: any WallClock) -> GatewayStores {
         let accounts = MemoryAccountStore()
         return GatewayStores(
-            accounts: accounts, sessions: MemorySessionStore(accounts: accounts, clock: clock), loginFailures: MemoryLoginFailureStore())
+            accounts: accounts, sessions: MemorySessionStore(accounts: accounts, clock: clock), loginFailures: MemoryLoginFailureStore(),
+            writeAllowances: MemoryWriteAllowanceStore())
     }
 }

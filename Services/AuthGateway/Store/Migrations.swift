@@ -160,6 +160,71 @@ enum Migrations {
                 $$
                 """,
             ]),
+        Migration(
+            version: 4, name: "write allowances",
+            statements: [
+                """
+                -- How soon each subject (an account, a client address) may write again, as a token bucket held
+                -- as one time (the generic cell rate algorithm): a write is let through while `next_at` is at most
+                -- `burst - 1` intervals ahead of now, and moves it on by one interval. A subject whose `next_at`
+                -- has passed has its whole burst, the same as one with no row. Unlogged: no write waits for a WAL
+                -- flush for it, and a crash of the database forgets the allowances, so every student starts again
+                -- with a whole burst, never with less.
+                CREATE UNLOGGED TABLE auth.write_allowances (
+                    subject  text PRIMARY KEY,
+                    next_at  timestamptz NOT NULL
+                )
+                """,
+                """
+                -- Decides a batch of writes in order, each with its subjects: `request_subjects[i]` belongs to write
+                -- `request_numbers[i]` and has a burst of `subject_bursts[i]` writes, then one per
+                -- `subject_intervals_ms[i]`. Answers, for each write number in ascending order, 0 when it is let
+                -- through (and counted against each of its subjects), or the seconds until it would be (at least 1).
+                -- Advisory locks taken in one order per subject make batches from every replica decide in turn.
+                CREATE FUNCTION auth.take_writes(
+                    request_subjects text[], request_numbers integer[], subject_bursts integer[], subject_intervals_ms bigint[],
+                    moment timestamptz
+                )
+                RETURNS integer[] LANGUAGE plpgsql AS $$
+                DECLARE
+                    lock_key bigint;
+                    request integer;
+                    wait integer;
+                    waits integer[] := '{}';
+                BEGIN
+                    FOR lock_key IN SELECT DISTINCT hashtextextended(s, 0) FROM unnest(request_subjects) AS s ORDER BY 1 LOOP
+                        PERFORM pg_advisory_xact_lock(lock_key);
+                    END LOOP;
+                    -- Now and then, the rows of subjects that have their whole burst again go: they mean nothing.
+                    IF random() < 0.01 THEN
+                        DELETE FROM auth.write_allowances WHERE next_at < moment;
+                    END IF;
+                    FOR request IN SELECT DISTINCT unnest(request_numbers) ORDER BY 1 LOOP
+                        SELECT max(ceil(extract(epoch FROM
+                                   allowance.next_at - make_interval(secs => (asked.burst - 1) * asked.interval_ms / 1000.0) - moment)))::integer
+                        INTO wait
+                        FROM unnest(request_subjects, request_numbers, subject_bursts, subject_intervals_ms)
+                                AS asked (subject, number, burst, interval_ms)
+                        JOIN auth.write_allowances AS allowance ON allowance.subject = asked.subject
+                        WHERE asked.number = request
+                          AND allowance.next_at - make_interval(secs => (asked.burst - 1) * asked.interval_ms / 1000.0) > moment;
+                        IF wait IS NULL THEN
+                            INSERT INTO auth.write_allowances AS allowance (subject, next_at)
+                            SELECT asked.subject, moment + make_interval(secs => asked.interval_ms / 1000.0)
+                            FROM unnest(request_subjects, request_numbers, subject_intervals_ms) AS asked (subject, number, interval_ms)
+                            WHERE asked.number = request
+                            ON CONFLICT (subject) DO UPDATE
+                                SET next_at = greatest(allowance.next_at, moment) + (excluded.next_at - moment);
+                            waits := waits || 0;
+                        ELSE
+                            waits := waits || greatest(wait, 1);
+                        END IF;
+                    END LOOP;
+                    RETURN waits;
+                END
+                $$
+                """,
+            ]),
     ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {

@@ -84,7 +84,7 @@ struct LocationsClient: Sendable {
     /// on that loop. Fails with `GatewayError.locationsUnavailable`.
     func forward(
         method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
-        actor: Actor?, requestID: String, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?
+        actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?
     ) -> EventLoopFuture<Answer> {
         var outgoing = HTTPHeaders()
         for name in Self.forwardedHeaders {
@@ -93,6 +93,7 @@ struct LocationsClient: Sendable {
         outgoing.add(name: "Authorization", value: "Bearer \(internalToken)")
         outgoing.add(name: InternalHeaders.requestID, value: requestID)
         if let actor { outgoing.add(name: InternalHeaders.actor, value: actor.headerValue) }
+        if replayOnly { outgoing.add(name: InternalHeaders.replayOnly, value: "true") }
         let target = path + (query.map { "?" + $0 } ?? "")
         let start = ContinuousClock.now
         return http.execute(method: method, target: target, headers: outgoing, body: body, timeout: timeout ?? self.timeout, on: eventLoop)

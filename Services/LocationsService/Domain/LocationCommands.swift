@@ -28,6 +28,16 @@ struct LocationCommands: Sendable {
     }
 
     func post(_ input: LocationInput, context: Context) async throws -> PostLocationAnswer {
+        try await post(input, context: context, replayOnly: false).answer
+    }
+
+    /// A new pin, or the answer to the earlier post with the same idempotency key (`replayed`); with
+    /// `replayOnly`, only that earlier answer: without one, nothing is appended (`noEarlierPost`).
+    func post(_ input: LocationInput, context: Context, replayOnly: Bool) async throws -> (answer: PostLocationAnswer, replayed: Bool) {
+        if let key = context.idempotencyKey, let earlier = try await earlierAnswer(to: key, context: context) {
+            return (earlier, true)
+        }
+        guard !replayOnly else { throw LocationError.noEarlierPost }
         guard let mapString = input.mapString else { throw LocationError.invalid("mapString is required.") }
         guard let mediaURL = input.mediaURL else { throw LocationError.invalid("mediaURL is required.") }
         guard let latitude = input.latitude else { throw LocationError.invalid("latitude is required.") }
@@ -44,20 +54,17 @@ struct LocationCommands: Sendable {
             longitude: try Validation.longitude(longitude),
             createdAt: now, updatedAt: now)
 
-        if let key = context.idempotencyKey, let earlier = try await earlierAnswer(to: key, context: context) {
-            return earlier
-        }
         do {
             _ = try await log.appendPosted(location, metadata: context.metadata)
         } catch EventStore.AppendError.duplicateIdempotencyKey {
             // A retry raced the first attempt; the first one won and its answer is the answer.
             if let key = context.idempotencyKey, let earlier = try await earlierAnswer(to: key, context: context) {
-                return earlier
+                return (earlier, true)
             }
             throw LocationError.busy
         }
         didAppend()
-        return PostLocationAnswer(createdAt: location.createdAt, objectId: location.objectId)
+        return (PostLocationAnswer(createdAt: location.createdAt, objectId: location.objectId), false)
     }
 
     private func earlierAnswer(to key: String, context: Context) async throws -> PostLocationAnswer? {

@@ -11,6 +11,8 @@ enum LocationError: Error, Equatable {
     case bodyTooLarge(limit: Int)
     case versionMismatch(expected: String, current: Int)
     case idempotencyKeyReused
+    /// A post asked only for the answer to an earlier one (`InternalHeaders.replayOnly`), and there is none.
+    case noEarlierPost
     case missingInternalToken
     case missingActor
     case databaseUnavailable

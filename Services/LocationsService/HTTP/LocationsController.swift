@@ -59,8 +59,9 @@ struct LocationsController<Context: RequestContext>: Sendable {
             writeContext.idempotencyKey = key
             writeContext.requestHash = SHA256.hash(data: body.readableBytesView).hexString
         }
-        let answer = try await commands.post(input, context: writeContext)
-        return .json(answer.json)
+        let replayOnly = request.headers[HTTPField.Name(InternalHeaders.replayOnly)!] != nil
+        let (answer, replayed) = try await commands.post(input, context: writeContext, replayOnly: replayOnly)
+        return .json(answer.json, headers: replayed ? [HTTPField.Name(InternalHeaders.replayed)!: "true"] : [:])
     }
 
     @Sendable func update(_ request: Request, context: Context) async throws -> Response {

@@ -61,6 +61,8 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 status: .unprocessableContent,
                 ParseError(
                     .validationFailed, "This Idempotency-Key was already used for a different request."))
+        case .noEarlierPost:
+            response(status: .preconditionFailed, ParseError(.objectNotFound, "No earlier post has this Idempotency-Key."))
         case .missingInternalToken:
             response(status: .unauthorized, ParseError(.invalidSessionToken, "This service only answers requests that carry the internal token."))
         case .missingActor:

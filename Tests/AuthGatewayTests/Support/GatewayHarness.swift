@@ -43,6 +43,19 @@ func withGateway(
     }
 }
 
+/// Another gateway replica on the fixture's database, in front of the same locations-service, on a socket.
+func withAnotherReplica(
+    of fixture: GatewayFixture, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+) async throws {
+    var configuration = try GatewayConfiguration.fromEnvironment([
+        "DATABASE_URL": fixture.database.url, "LOCATIONS_URL": "http://127.0.0.1:\(fixture.locations.port)",
+        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    try await buildApplication(configuration, logger: TestDatabase.logger).testLive(body)
+}
+
 /// Where the router-level gateway keeps accounts, sessions and login failures. What the stores decide
 /// (expiry, throttle windows, one account per address) is tested over both.
 enum GatewayStoresKind: String, CaseIterable, Sendable {
@@ -167,6 +180,15 @@ extension TestClientProtocol {
 
     func signedUpAndLoggedIn(_ email: String, firstName: String = "Jarrod", lastName: String = "Parkes") async throws -> Student {
         try await logIn(try await signUp(Student(email, firstName: firstName, lastName: lastName)))
+    }
+
+    /// The pins of the map as the default list shows them, newest first.
+    func pins() async throws -> [[String: Any]] {
+        let reply = try await send(.get, "/v1/StudentLocation?limit=100&order=-updatedAt")
+        guard reply.status == .ok, let results = reply.json["results"] as? [[String: Any]] else {
+            throw HarnessError("list failed: \(reply.status) \(reply.body)")
+        }
+        return results
     }
 
     func postPin(as student: Student, mapString: String = "Mountain View, CA") async throws -> String {

@@ -1,0 +1,156 @@
+import OnTheMapShared
+import PostgresNIO
+import ServiceKit
+import Synchronization
+
+/// How many writes each subject (an account, a client address) may make, as a token bucket: its policy's
+/// `burst` at once, then one per `interval`. `PostgresWriteAllowanceStore` is the gateway's, shared by every replica;
+/// `MemoryWriteAllowanceStore` holds the same in memory, for router-level tests of what is decided above it.
+protocol WriteAllowanceStore: Sendable {
+    /// Lets one write through and counts it against each of its subjects at `moment`, unless one of them has
+    /// no write left: then counts nothing and answers the seconds until it has one (at least 1). Checking and
+    /// counting are one step, so writes sent in parallel, from any replica, are counted in turn.
+    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int?
+    /// Gives back a write `take` counted that turned out to append nothing (the retry of a write already made).
+    func giveBack(_ subjects: [WriteLimit.Subject]) async throws
+    /// Whether this replica hears its database (its `LISTEN` connection is up); told when it changes.
+    func listeningChanged(_ listening: Bool)
+}
+
+/// `auth.write_allowances`, decided by `auth.take_writes`. Writes that arrive while a batch is being
+/// decided wait and go together in the next one, as one statement: under load one round trip to the
+/// database decides many writes, and a lone write waits for nothing.
+///
+/// While this replica does not hear its database (its `LISTEN` connection is lost), and for `localSpell`
+/// after the database failed to answer in time, it counts on its own, in memory: students whose sessions
+/// this replica holds keep writing through an outage of the gateway's database, at the limit (each replica
+/// its own), and a write does not wait out the database's timeout before it is forwarded.
+final class PostgresWriteAllowanceStore: WriteAllowanceStore {
+    private struct Asking {
+        let subjects: [WriteLimit.Subject]
+        let moment: Timestamp
+        /// Resumed with the decision, or with nil to have it decided in memory.
+        let continuation: CheckedContinuation<Int??, any Error>
+    }
+
+    private struct State {
+        var queue: [Asking] = []
+        var deciding = false
+        var listening = true
+        /// Until when writes are counted in memory, the database having failed to answer.
+        var localUntil: ContinuousClock.Instant?
+
+        var countsLocally: Bool { !listening || localUntil.map { $0 > .now } == true }
+    }
+
+    static let localSpell = Duration.seconds(1)
+
+    private let database: Database
+    private let local = MemoryWriteAllowanceStore()
+    private let state = Mutex(State())
+
+    init(database: Database) {
+        self.database = database
+    }
+
+    func listeningChanged(_ listening: Bool) {
+        state.withLock { $0.listening = listening }
+    }
+
+    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int? {
+        let counted: Int?? = try await withCheckedThrowingContinuation { continuation in
+            let starts = state.withLock { state -> Bool? in
+                if state.countsLocally { return nil }
+                state.queue.append(Asking(subjects: subjects, moment: moment, continuation: continuation))
+                defer { state.deciding = true }
+                return !state.deciding
+            }
+            switch starts {
+            case nil: continuation.resume(returning: .none)
+            case true: Task { await self.decideWhileAsked() }
+            case false: break
+            }
+        }
+        guard let counted else { return try await local.take(subjects, at: moment) }
+        return counted
+    }
+
+    func giveBack(_ subjects: [WriteLimit.Subject]) async throws {
+        _ = try await database.write(
+            """
+            UPDATE auth.write_allowances SET next_at = next_at - make_interval(secs => given.interval_ms / 1000.0)
+            FROM unnest(\(subjects.map(\.name))::text[], \(subjects.map(\.policy.intervalMilliseconds))::bigint[]) AS given (subject, interval_ms)
+            WHERE write_allowances.subject = given.subject
+            """)
+    }
+
+    /// Decides what is asked, batch after batch, until nothing is.
+    private func decideWhileAsked() async {
+        while true {
+            let batch = state.withLock { state in
+                defer { state.queue = [] }
+                if state.queue.isEmpty { state.deciding = false }
+                return state.queue
+            }
+            guard let moment = batch.map(\.moment).max() else { return }
+            // At the newest moment of the batch, which no write of it was asked after.
+            await decide(batch, at: moment)
+        }
+    }
+
+    private func decide(_ batch: [Asking], at moment: Timestamp) async {
+        let subjects = batch.flatMap(\.subjects)
+        let numbers = batch.enumerated().flatMap { number, asking in Array(repeating: Int32(number), count: asking.subjects.count) }
+        do {
+            let rows = try await database.write(
+                """
+                SELECT auth.take_writes(
+                    \(subjects.map(\.name))::text[], \(numbers)::integer[], \(subjects.map { Int32($0.policy.burst) })::integer[],
+                    \(subjects.map(\.policy.intervalMilliseconds))::bigint[], \(moment.iso8601)::timestamptz)
+                """)
+            let waits = try rows.first?.decode([Int32].self) ?? []
+            guard waits.count == batch.count else { throw PostgresWriteAllowanceMissing() }
+            for (asking, wait) in zip(batch, waits) { asking.continuation.resume(returning: .some(wait == 0 ? nil : Int(wait))) }
+        } catch  where Database.isOutage(error) {
+            database.logger.warning(
+                "write limits counted in memory for a while: the database did not answer", metadata: ["error": "\(String(reflecting: error))"])
+            state.withLock { $0.localUntil = .now + Self.localSpell }
+            for asking in batch { asking.continuation.resume(returning: .none) }
+        } catch {
+            for asking in batch { asking.continuation.resume(throwing: error) }
+        }
+    }
+}
+
+struct PostgresWriteAllowanceMissing: Error {}
+
+/// The write allowances in memory, for one process, decided as `auth.take_writes` decides them.
+final class MemoryWriteAllowanceStore: WriteAllowanceStore {
+    /// When each subject may next write with its whole burst used, in milliseconds since 1970.
+    private let nextAt = Mutex([String: Int64]())
+
+    init() {}
+
+    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int? {
+        let now = moment.millisecondsSince1970
+        return nextAt.withLock { nextAt in
+            let waits = subjects.compactMap { subject in
+                nextAt[subject.name].map { $0 - Int64(subject.policy.burst - 1) * subject.policy.intervalMilliseconds - now }
+            }
+            if let longest = waits.filter({ $0 > 0 }).max() { return max(1, Int((longest + 999) / 1000)) }
+            for subject in subjects {
+                nextAt[subject.name] = max(nextAt[subject.name] ?? now, now) + subject.policy.intervalMilliseconds
+            }
+            return nil
+        }
+    }
+
+    /// Nothing to hear: one process is all there is.
+    func listeningChanged(_ listening: Bool) {}
+
+    func giveBack(_ subjects: [WriteLimit.Subject]) async throws {
+        nextAt.withLock { nextAt in
+            for subject in subjects { nextAt[subject.name]? -= subject.policy.intervalMilliseconds }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ServiceKit
+
+/// Keeps one student (or one script with a session) from flooding the map: each account may post, change
+/// or delete `burst` pins at once, then one per `interval`; each client address four times as many (a
+/// classroom behind one address is several students). A write is counted before it is forwarded, so writes
+/// sent in parallel cannot outrun the limit; the retry of a write already made (the service answered it
+/// from its idempotency key) is given back.
+struct WriteLimit: Sendable {
+    struct Policy: Sendable, Hashable {
+        /// `WRITE_BURST`.
+        var burst = 5
+        /// `WRITE_INTERVAL`.
+        var interval: Duration = .seconds(10)
+
+        var intervalMilliseconds: Int64 {
+            interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
+        }
+
+        /// A client address's share: as many students' worth as `addressShare` says.
+        var perAddress: Policy { Policy(burst: burst * WriteLimit.addressShare, interval: interval / WriteLimit.addressShare) }
+    }
+
+    /// What one write is counted against, with its own allowance.
+    struct Subject: Sendable, Hashable {
+        let name: String
+        let policy: Policy
+    }
+
+    static let addressShare = 4
+
+    let allowances: any WriteAllowanceStore
+    let policy: Policy
+    let clock: any WallClock
+
+    /// The subjects a write counts against: its account, and its client's address when known.
+    func subjects(account: String, address: String?) -> [Subject] {
+        [Subject(name: "account:" + account, policy: policy)] + (address.map { [Subject(name: "address:" + $0, policy: policy.perAddress)] } ?? [])
+    }
+
+    /// Counts the write, or answers the seconds to wait before the next one is let through.
+    func take(_ subjects: [Subject]) async throws -> Int? {
+        try await allowances.take(subjects, at: clock.now)
+    }
+
+    func giveBack(_ subjects: [Subject]) async throws {
+        try await allowances.giveBack(subjects)
+    }
+}
