@@ -399,10 +399,13 @@ class Stack:
     def start(self, product, *args, log_name=None, env=None, wrap=()):
         """PRODUCT (locations-service or auth-gateway) serving on 127.0.0.1, ready; WRAP runs it under
         another command (heaptrack)."""
+        # The benchmarks' writers post as fast as they can, with one session: the write limit and the cap on
+        # one student's pins are raised so that they refuse or remove none (each post is still counted, and
+        # the cap still checked).
         if product == "auth-gateway":
-            # The benchmarks' writers post as fast as they can, with one session: the write limit is raised
-            # so that it refuses none of them (each post is still counted).
             env = {"LOCATIONS_URL": self.locations_url, "WRITE_BURST": str(10**6), **(env or {})}
+        else:
+            env = {"PINS_PER_STUDENT": str(10**6), **(env or {})}
         return self.bench.start_server(product, [*wrap, self.binaries / product, *args, "--host", "127.0.0.1"],
                                        log_name or f"{self.name}-{product}.log", {**self.env, **(env or {})})
 

@@ -47,8 +47,9 @@ export COMPOSE_PROJECT_NAME=onthemap-compose-test COMPOSE_INTERACTIVE_NO_CLI=1
 export COMPOSE_TEST_RUNTIME_IMAGE=onthemap-compose-test/runtime:bookworm
 export COMPOSE_TEST_POSTGRES_IMAGE=onthemap-compose-test/postgres:15
 export COMPOSE_TEST_SWIFT_IMAGE=onthemap-compose-test/swift:bookworm
-# One session posts a pin every 0.1 s through a crash: the write limit is raised so that it refuses none.
-export WRITE_BURST=1000
+# One session posts a pin every 0.1 s through a crash, and every pin it was answered for must be on the
+# map: the write limit and the cap on one student's pins are raised so that neither refuses nor removes any.
+export WRITE_BURST=1000 PINS_PER_STUDENT=1000
 mkdir -p "$DOCKER_CONFIG/cli-plugins"
 engine=""
 compose=()

@@ -32,6 +32,7 @@ func buildApplication(
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()
+        try await PinCap.configure(configuration.pinsPerStudent, on: client, logger: logger)
     }
     return app
 }

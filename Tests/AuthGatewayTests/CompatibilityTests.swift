@@ -189,4 +189,25 @@ import Testing
             #expect((all.json["results"] as? [Any])?.count == 3)
         }
     }
+
+    /// The apps find a student's pin by `uniqueKey` and PUT it; some post anew each time instead. Past the cap
+    /// on pins per student (here 1, one pin each, as the apps show it), a post answers as always and takes the
+    /// student's older pin off the map, so every app sees one pin per student either way.
+    @Test func aStudentPostingAgainPastTheCapMovesTheirPinAndTheAppsStillGetTheirAnswers() async throws {
+        try await withGatewayRouter(pinsPerStudent: 1) { client, _ in
+            let student = try await client.signedUpAndLoggedIn("again@example.com")
+            let first = try await client.postPin(as: student, mapString: "Lagos, Nigeria")
+            let again = try await client.send(
+                .post, "/parse/classes/StudentLocation",
+                body: #"{"mapString":"Accra, Ghana","mediaURL":"https://a.example","latitude":5.6,"longitude":-0.19}"#, headers: [student.bearer])
+            #expect(again.status == .created)
+            let moved = try #require(again.json["objectId"] as? String)
+            let mine = try await client.send(.get, "/parse/classes/StudentLocation?where=%7B%22uniqueKey%22%3A%22\(student.key)%22%7D")
+            let results = try #require(mine.json["results"] as? [[String: Any]])
+            #expect(results.count == 1)
+            #expect(results.first?["objectId"] as? String == moved)
+            #expect(results.first?["mapString"] as? String == "Accra, Ghana")
+            #expect(try await client.send(.get, "/v1/StudentLocation/\(first)").status == .notFound)
+        }
+    }
 }

@@ -113,7 +113,7 @@ import Testing
             // answered, not from their timing.
             var posted: [(objectId: String, createdAt: String)] = []
             for index in 0..<5 {
-                posted.append(try await client.posted(as: TestActors.jarrod, mapString: "Place \(index)"))
+                posted.append(try await client.posted(as: TestActors.student(index), mapString: "Place \(index)"))
             }
             let ids = posted.sorted { ($0.createdAt, $0.objectId) < ($1.createdAt, $1.objectId) }.map(\.objectId)
             let newestFirst = Array(ids.reversed())

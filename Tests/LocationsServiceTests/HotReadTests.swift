@@ -40,7 +40,7 @@ import Testing
         try await withRouter(clock: clock) { client, _ in
             for index in 0..<105 {
                 clock.advance(by: .milliseconds(1))
-                _ = try await client.post(as: TestActors.jarrod, mapString: "Pin \(index)")
+                _ = try await client.post(as: TestActors.student(index), mapString: "Pin \(index)")
             }
             let latest = try await client.list()
             #expect(latest.count == 100)

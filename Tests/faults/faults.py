@@ -152,7 +152,10 @@ class Stack:
         self.args, self.folder = args, folder
         self.cluster = Cluster(data_folder or folder)
         environment = {"DATABASE_URL": self.cluster.url}
-        self.locations = Service(os.path.join(args.bin, "locations-service"), environment, folder, "locations-service")
+        # Every pin a writer was answered for must be on the map: the cap on one student's pins is raised so
+        # that it takes none off.
+        self.locations = Service(os.path.join(args.bin, "locations-service"), dict(environment, PINS_PER_STUDENT=str(10**6)),
+                                 folder, "locations-service")
         self.locations.start()
         self.gateways = []
         for index in range(gateways):

@@ -21,10 +21,11 @@ protocol WriteAllowanceStore: Sendable {
 /// decided wait and go together in the next one, as one statement: under load one round trip to the
 /// database decides many writes, and a lone write waits for nothing.
 ///
-/// While this replica does not hear its database (its `LISTEN` connection is lost), and for `localSpell`
-/// after the database failed to answer in time, it counts on its own, in memory: students whose sessions
-/// this replica holds keep writing through an outage of the gateway's database, at the limit (each replica
-/// its own), and a write does not wait out the database's timeout before it is forwarded.
+/// While this replica does not hear its database (its `LISTEN` connection is lost), it counts on its own, in
+/// memory: students whose sessions this replica holds keep writing through an outage of the gateway's
+/// database, at the limit (each replica its own). A database that is there but slow to answer is not an
+/// outage: the write waits for it, or is answered 503 at the request path's deadline, and never lets
+/// through more than the limit.
 final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     private struct Asking {
         let subjects: [WriteLimit.Subject]
@@ -37,13 +38,7 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
         var queue: [Asking] = []
         var deciding = false
         var listening = true
-        /// Until when writes are counted in memory, the database having failed to answer.
-        var localUntil: ContinuousClock.Instant?
-
-        var countsLocally: Bool { !listening || localUntil.map { $0 > .now } == true }
     }
-
-    static let localSpell = Duration.seconds(1)
 
     private let database: Database
     private let local = MemoryWriteAllowanceStore()
@@ -60,7 +55,7 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int? {
         let counted: Int?? = try await withCheckedThrowingContinuation { continuation in
             let starts = state.withLock { state -> Bool? in
-                if state.countsLocally { return nil }
+                if !state.listening { return nil }
                 state.queue.append(Asking(subjects: subjects, moment: moment, continuation: continuation))
                 defer { state.deciding = true }
                 return !state.deciding
@@ -111,11 +106,6 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
             let waits = try rows.first?.decode([Int32].self) ?? []
             guard waits.count == batch.count else { throw PostgresWriteAllowanceMissing() }
             for (asking, wait) in zip(batch, waits) { asking.continuation.resume(returning: .some(wait == 0 ? nil : Int(wait))) }
-        } catch  where Database.isOutage(error) {
-            database.logger.warning(
-                "write limits counted in memory for a while: the database did not answer", metadata: ["error": "\(String(reflecting: error))"])
-            state.withLock { $0.localUntil = .now + Self.localSpell }
-            for asking in batch { asking.continuation.resume(returning: .none) }
         } catch {
             for asking in batch { asking.continuation.resume(throwing: error) }
         }

@@ -10,6 +10,9 @@ struct ServiceConfiguration: Sendable {
     var logLevel: Logger.Level
     /// Timeouts and per-address caps on connections; `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES`.
     var limits = ConnectionLimits()
+    /// Pins one student may have on the map at once (`PINS_PER_STUDENT`): a post past it takes the
+    /// student's oldest pin off the map, so the latest 100 can never be one person's.
+    var pinsPerStudent = PinCap.defaultPinsPerStudent
 
     static let defaultPort = 8081
 
@@ -24,7 +27,8 @@ struct ServiceConfiguration: Sendable {
         self.logLevel = logLevel
     }
 
-    /// Reads `DATABASE_URL`, `PORT`, `INTERNAL_TOKEN`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT` and `TRUSTED_PROXIES`; the listening address is a command-line option.
+    /// Reads `DATABASE_URL`, `PORT`, `INTERNAL_TOKEN`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES` and
+    /// `PINS_PER_STUDENT`; the listening address is a command-line option.
     static func fromEnvironment(_ environment: [String: String], needsToken: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
         let reader = EnvironmentReader(environment)
         var configuration = ServiceConfiguration(
@@ -32,6 +36,7 @@ struct ServiceConfiguration: Sendable {
             internalToken: needsToken ? try reader.internalToken() : "",
             logLevel: try reader.logLevel())
         configuration.limits = try reader.connectionLimits()
+        configuration.pinsPerStudent = try reader.positiveInteger("PINS_PER_STUDENT", default: PinCap.defaultPinsPerStudent)
         return configuration
     }
 }

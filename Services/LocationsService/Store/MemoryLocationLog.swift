@@ -14,8 +14,12 @@ final class MemoryLocationLog: LocationLog {
     }
 
     private let state = Mutex(State())
+    /// As `locations.keep_pins_per_student` keeps it: a post past it takes the student's oldest pins off.
+    let pinsPerStudent: Int
 
-    init() {}
+    init(pinsPerStudent: Int = PinCap.defaultPinsPerStudent) {
+        self.pinsPerStudent = pinsPerStudent
+    }
 
     /// Events appended so far.
     var eventCount: Int { state.withLock { $0.events.count } }
@@ -28,7 +32,16 @@ final class MemoryLocationLog: LocationLog {
             }
             guard state.pins[location.objectId] == nil else { throw EventStore.AppendError.versionConflict }
             state.pins[location.objectId] = ReadModel.Pin(location: location, version: 1)
-            return Self.record(&state, .posted, version: 1, change: .upserted(location))
+            let position = Self.record(&state, .posted, version: 1, change: .upserted(location))
+            let excess = state.pins.values.filter { $0.location.uniqueKey == location.uniqueKey }
+                .sorted { ($0.location.createdAt, $0.location.objectId.rawValue) > ($1.location.createdAt, $1.location.objectId.rawValue) }
+                .dropFirst(pinsPerStudent)
+            for pin in excess {
+                state.pins[pin.location.objectId] = nil
+                let deletion = LocationDeleted(objectId: pin.location.objectId, uniqueKey: pin.location.uniqueKey, deletedAt: location.createdAt)
+                _ = Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion))
+            }
+            return position
         }
     }
 

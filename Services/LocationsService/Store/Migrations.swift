@@ -86,10 +86,83 @@ enum Migrations {
                     recorded_at     timestamptz NOT NULL DEFAULT now()
                 )
                 """,
-            ])
+            ]),
+        Migration(
+            version: 2, name: "pins per student",
+            statements: [
+                """
+                -- What the running service was configured with, for the database's own rules to read: the cap
+                -- on one student's pins (`pins_per_student`, PINS_PER_STUDENT), written at each start.
+                CREATE TABLE locations.settings (
+                    name   text PRIMARY KEY,
+                    value  integer NOT NULL
+                )
+                """,
+                """
+                -- A student's pins past the cap, oldest first, leave the map as the new one arrives: for each, a
+                -- `LocationDeleted` event in the log (the posting student as its actor, `"reason": "pinCap"` in its
+                -- metadata) and its row gone, in the transaction of the post. A lock per student makes posts of
+                -- one student, from any replica, take turns, and each statement here reads what the one before it
+                -- committed (a new snapshot per statement), so the cap holds exactly under parallel posts.
+                CREATE FUNCTION locations.keep_pins_per_student() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    cap integer;
+                    posted jsonb;
+                    excess record;
+                BEGIN
+                    SELECT value INTO cap FROM locations.settings WHERE name = 'pins_per_student';
+                    IF cap IS NULL THEN
+                        RETURN NULL;
+                    END IF;
+                    PERFORM pg_advisory_xact_lock(hashtextextended('pins-of:' || NEW.unique_key, 0));
+                    FOR excess IN
+                        SELECT object_id, unique_key, version FROM locations.pins WHERE unique_key = NEW.unique_key
+                        ORDER BY created_at DESC, object_id DESC OFFSET cap
+                    LOOP
+                        IF posted IS NULL THEN
+                            SELECT metadata INTO posted FROM locations.events
+                            WHERE stream_name = 'location-' || NEW.object_id AND stream_version = 1;
+                        END IF;
+                        INSERT INTO locations.events
+                            (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                        VALUES (
+                            'location-' || excess.object_id, excess.version + 1, 'LocationDeleted', 1,
+                            jsonb_build_object(
+                                'objectId', excess.object_id, 'uniqueKey', excess.unique_key,
+                                'deletedAt', to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+                            (coalesce(posted, '{}'::jsonb) - 'idempotencyKey' - 'requestHash') || '{"reason": "pinCap"}'::jsonb,
+                            coalesce(posted->'actor'->>'key', NEW.unique_key), NULL);
+                        DELETE FROM locations.pins WHERE object_id = excess.object_id;
+                    END LOOP;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                PinCap.trigger,
+            ]),
     ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
         Migrator(client: client, logger: logger, schema: schema, migrations: all)
+    }
+}
+
+/// The cap on one student's pins on the map (`PINS_PER_STUDENT`), kept by `locations.keep_pins_per_student`.
+enum PinCap {
+    static let defaultPinsPerStudent = 3
+
+    /// On the read model's table; a replay that swaps in a rebuilt table puts it on that one.
+    static let trigger = """
+        CREATE TRIGGER pins_per_student AFTER INSERT ON locations.pins
+            FOR EACH ROW EXECUTE FUNCTION locations.keep_pins_per_student()
+        """
+
+    /// Tells the database the cap this service was started with (every replica of a deployment has the same).
+    static func configure(_ pinsPerStudent: Int, on client: PostgresClient, logger: Logger) async throws {
+        try await client.query(
+            """
+            INSERT INTO locations.settings (name, value) VALUES ('pins_per_student', \(pinsPerStudent))
+            ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value
+            """, logger: logger)
     }
 }

@@ -66,14 +66,18 @@ enum GatewayStoresKind: String, CaseIterable, Sendable {
 /// behind its hop: every route as the gateway answers it. Accounts, sessions and login failures are in
 /// memory (`GatewayParts.inMemory`; each request comes from `peer`, as from a socket's) or, `over: .postgres`,
 /// on a fresh database (with no peer address). Without a database, `/readyz` answers as in an outage.
+/// Each student may have `pinsPerStudent` pins on the map.
 func withGatewayRouter(
     over stores: GatewayStoresKind = .memory,
     clock: any WallClock = SystemClock(),
     peer: String = "127.0.0.1",
+    pinsPerStudent: Int = defaultPinsPerStudent,
     configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
 ) async throws {
-    if stores == .postgres { return try await withRoutedGateway(clock: clock, configure: configure, body) }
+    if stores == .postgres {
+        return try await withRoutedGateway(clock: clock, pinsPerStudent: pinsPerStudent, configure: configure, body)
+    }
     let nowhere = "127.0.0.1:9"
     var configuration = try GatewayConfiguration.fromEnvironment([
         "DATABASE_URL": "postgres://nobody@\(nowhere)/nothing", "LOCATIONS_URL": "http://\(nowhere)",
@@ -83,7 +87,7 @@ func withGatewayRouter(
     configure(&configuration)
     let registry = PrometheusCollectorRegistry()
     let address = try SocketAddress(ipAddress: peer, port: 40_000)
-    try await withMemoryLocations { locations in
+    try await withMemoryLocations(pinsPerStudent: pinsPerStudent) { locations in
         let parts = GatewayParts.inMemory(configuration, registry: registry, clock: clock, logger: TestDatabase.logger, hop: locations)
         let router = try buildRouter(
             parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
@@ -101,6 +105,7 @@ func withGatewayRouter(
 /// The gateway's router on a fresh database, as `buildApplication` wires it.
 private func withRoutedGateway(
     clock: any WallClock,
+    pinsPerStudent: Int,
     configure: @Sendable (inout GatewayConfiguration) -> Void,
     _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
 ) async throws {
@@ -111,7 +116,7 @@ private func withRoutedGateway(
     ])
     configuration.passwordCost = 4
     configure(&configuration)
-    try await withMemoryLocations { locations in
+    try await withMemoryLocations(pinsPerStudent: pinsPerStudent) { locations in
         let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger, hop: locations)
         try await app.test(.router) { client in try await body(client, locations) }
     }

@@ -59,10 +59,16 @@ struct MemoryLocations: LocationsHop {
     }
 }
 
-/// locations-service's router over a fresh `MemoryLocationLog`, its latest-list cache running, for `body`.
-func withMemoryLocations<T: Sendable>(_ body: (MemoryLocations) async throws -> T) async throws -> T {
+/// What locations-service allows each student unless told otherwise (`PINS_PER_STUDENT`).
+let defaultPinsPerStudent = PinCap.defaultPinsPerStudent
+
+/// locations-service's router over a fresh `MemoryLocationLog` (with `pinsPerStudent`), its latest-list
+/// cache running, for `body`.
+func withMemoryLocations<T: Sendable>(
+    pinsPerStudent: Int = PinCap.defaultPinsPerStudent, _ body: (MemoryLocations) async throws -> T
+) async throws -> T {
     let registry = PrometheusCollectorRegistry()
-    let log = MemoryLocationLog()
+    let log = MemoryLocationLog(pinsPerStudent: pinsPerStudent)
     let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger)
     let routes = LocationsService.buildRouter(
         parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)

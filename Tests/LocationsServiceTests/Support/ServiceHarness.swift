@@ -30,10 +30,11 @@ func withLiveService(
 /// A request that reaches the database (the health routes) is answered as an outage, 503, after the
 /// request path's deadline.
 func withRouter(
-    clock: any WallClock = SystemClock(), _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocationLog) async throws -> Void
+    clock: any WallClock = SystemClock(), pinsPerStudent: Int = PinCap.defaultPinsPerStudent,
+    _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocationLog) async throws -> Void
 ) async throws {
     let registry = PrometheusCollectorRegistry()
-    let log = MemoryLocationLog()
+    let log = MemoryLocationLog(pinsPerStudent: pinsPerStudent)
     let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger, clock: clock)
     let routes = buildRouter(
         parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)

@@ -8,6 +8,9 @@ enum TestActors {
     static let amara = Actor(key: "5550001111", firstName: "Amara", lastName: "Nwosu")
     static let joao = Actor(key: "7770002222", firstName: "João", lastName: "Araújo")
 
+    /// One of many students, each with pins of their own (the map's latest 100 are many people's).
+    static func student(_ number: Int) -> Actor { Actor(key: "student-\(number)", firstName: "Student", lastName: "No. \(number)") }
+
     static let tokenHeader = HTTPField(name: .authorization, value: "Bearer \(TestDatabase.internalToken)")
 
     static func headers(as actor: Actor? = nil, _ extra: [HTTPField] = []) -> HTTPFields {
