@@ -21,6 +21,8 @@ import Testing
             let listed = try await client.send(.get, "/v1/StudentLocation?limit=100&order=-updatedAt").json["results"] as? [[String: Any]]
             #expect(listed?.compactMap { $0["objectId"] as? String } == [third, other, second])
             #expect(try await client.send(.get, "/v1/StudentLocation/\(first)").status == .notFound)
+            let figures = metricSamples(try await client.send(.get, "/metrics").body)
+            #expect(figures["onthemap_pin_cap_removals"] == 1, "an operator sees what the cap took off")
 
             try await database.withClient { postgres in
                 let history = try await postgres.query(

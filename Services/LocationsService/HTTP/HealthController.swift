@@ -21,11 +21,12 @@ struct HealthController<Context: RequestContext>: Sendable {
 }
 
 /// Where the log and the read model stand, read when `/metrics` is asked: the log's head, the pins in the
-/// read model, and the position the last replay rebuilt it to. Left as they were when the database is away.
+/// read model, the position the last replay rebuilt it to, and the pins the cap took off. Left as they were when the database is away.
 struct LogPositionGauges: Sendable {
     let head: Gauge
     let pins: Gauge
     let replayed: Gauge
+    let capped: Gauge
     let readModel: ReadModel
 
     init(registry: PrometheusCollectorRegistry, readModel: ReadModel) {
@@ -35,6 +36,7 @@ struct LogPositionGauges: Sendable {
         head = gauge("event_log_head_position", "The position of the newest event in the log.")
         pins = gauge("read_model_pins", "Pins in the read model (the current state of every pin).")
         replayed = gauge("replay_checkpoint_position", "The log position the last replay rebuilt the read model to (0: never).")
+        capped = gauge("pin_cap_removals", "Pins taken off the map because their student posted past PINS_PER_STUDENT, since the log began.")
         self.readModel = readModel
     }
 
@@ -43,5 +45,6 @@ struct LogPositionGauges: Sendable {
         head.set(standing.head)
         pins.set(standing.pins)
         replayed.set(standing.replayed)
+        capped.set(standing.capped)
     }
 }

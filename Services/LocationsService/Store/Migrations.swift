@@ -139,6 +139,10 @@ enum Migrations {
                 $$
                 """,
                 PinCap.trigger,
+                """
+                -- The pins the cap took off, counted for /metrics without reading the whole log.
+                CREATE INDEX events_pin_cap ON locations.events (position) WHERE metadata->>'reason' = 'pinCap'
+                """,
             ]),
     ]
 

@@ -51,17 +51,18 @@ struct ReadModel: Sendable {
         return try rows.map { try Self.pin(from: $0).location }
     }
 
-    /// Where the log and this model stand: the log's head position, the pins, and the position the last
-    /// replay rebuilt the model to (0 when none has).
-    func standing() async throws -> (head: Int64, pins: Int64, replayed: Int64) {
+    /// Where the log and this model stand: the log's head position, the pins, the position the last
+    /// replay rebuilt the model to (0 when none has), and the pins the cap on pins per student took off.
+    func standing() async throws -> (head: Int64, pins: Int64, replayed: Int64, capped: Int64) {
         let rows = try await database.query(
             """
             SELECT (SELECT coalesce(max(position), 0) FROM locations.events),
                    (SELECT count(*) FROM locations.pins),
-                   (SELECT coalesce(max(position), 0) FROM locations.projection_checkpoints WHERE projection = 'pins')
+                   (SELECT coalesce(max(position), 0) FROM locations.projection_checkpoints WHERE projection = 'pins'),
+                   (SELECT count(*) FROM locations.events WHERE metadata->>'reason' = 'pinCap')
             """)
-        guard let row = rows.first else { return (0, 0, 0) }
-        return try row.decode((Int64, Int64, Int64).self)
+        guard let row = rows.first else { return (0, 0, 0, 0) }
+        return try row.decode((Int64, Int64, Int64, Int64).self)
     }
 
     static func pin(from row: PostgresRow) throws -> Pin {
