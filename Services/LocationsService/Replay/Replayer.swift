@@ -197,8 +197,7 @@ struct Replayer: Sendable {
             "ALTER TABLE locations.pins RENAME CONSTRAINT pins_rebuild_pkey TO pins_pkey",
             "ALTER INDEX locations.pins_rebuild_newest_first RENAME TO pins_newest_first",
             "ALTER INDEX locations.pins_rebuild_by_owner RENAME TO pins_by_owner",
-            PinCap.trigger,
-        ] {
+        ] + PinCap.triggers + PinCap.recount {
             try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
         try await connection.query(

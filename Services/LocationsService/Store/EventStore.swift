@@ -51,7 +51,7 @@ struct EventStore: Sendable {
                                                 latitude, longitude, created_at, updated_at, version)
                     SELECT object_id, unique_key, first_name, last_name, map_string, media_url,
                            latitude, longitude, created_at::timestamptz, created_at::timestamptz, 1
-                    FROM input
+                    FROM input ORDER BY unique_key
                 )
                 SELECT transaction_id::text::bigint, position, stream_name FROM appended
                 """))

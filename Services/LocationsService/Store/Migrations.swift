@@ -99,30 +99,52 @@ enum Migrations {
                 )
                 """,
                 """
+                -- How many pins each student has in the read model, kept by `count_pins` as rows come and go,
+                -- so the cap is checked without counting a student's pins.
+                CREATE TABLE locations.pin_counts (
+                    unique_key  text PRIMARY KEY,
+                    pins        integer NOT NULL
+                )
+                """,
+                """
+                CREATE FUNCTION locations.count_pins() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'INSERT' THEN
+                        INSERT INTO locations.pin_counts AS counted (unique_key, pins) VALUES (NEW.unique_key, 1)
+                        ON CONFLICT (unique_key) DO UPDATE SET pins = counted.pins + 1;
+                    ELSE
+                        UPDATE locations.pin_counts SET pins = pins - 1 WHERE unique_key = OLD.unique_key;
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
                 -- A student's pins past the cap, oldest first, leave the map as the new one arrives: for each, a
                 -- `LocationDeleted` event in the log (the posting student as its actor, `"reason": "pinCap"` in its
-                -- metadata) and its row gone, in the transaction of the post. A lock per student makes posts of
-                -- one student, from any replica, take turns, and each statement here reads what the one before it
-                -- committed (a new snapshot per statement), so the cap holds exactly under parallel posts.
+                -- metadata) and its row gone, in the transaction of the post. Runs after `count_pins` (triggers run
+                -- in the order of their names), whose update of the student's count holds later posts of that
+                -- student, from any replica, until this one commits; each statement here reads what the one
+                -- before it committed (a new snapshot per statement), so the cap holds exactly under parallel
+                -- posts. The rows of one statement are inserted in the order of their students, so two batches
+                -- wait for each other's students in one order and never deadlock.
                 CREATE FUNCTION locations.keep_pins_per_student() RETURNS trigger LANGUAGE plpgsql AS $$
                 DECLARE
                     cap integer;
+                    held integer;
                     posted jsonb;
                     excess record;
                 BEGIN
                     SELECT value INTO cap FROM locations.settings WHERE name = 'pins_per_student';
-                    IF cap IS NULL THEN
+                    SELECT pins INTO held FROM locations.pin_counts WHERE unique_key = NEW.unique_key;
+                    IF cap IS NULL OR held <= cap THEN
                         RETURN NULL;
                     END IF;
-                    PERFORM pg_advisory_xact_lock(hashtextextended('pins-of:' || NEW.unique_key, 0));
+                    SELECT metadata INTO posted FROM locations.events WHERE stream_name = 'location-' || NEW.object_id AND stream_version = 1;
                     FOR excess IN
                         SELECT object_id, unique_key, version FROM locations.pins WHERE unique_key = NEW.unique_key
-                        ORDER BY created_at DESC, object_id DESC OFFSET cap
+                        ORDER BY created_at, object_id LIMIT held - cap
                     LOOP
-                        IF posted IS NULL THEN
-                            SELECT metadata INTO posted FROM locations.events
-                            WHERE stream_name = 'location-' || NEW.object_id AND stream_version = 1;
-                        END IF;
                         INSERT INTO locations.events
                             (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
                         VALUES (
@@ -138,7 +160,9 @@ enum Migrations {
                 END
                 $$
                 """,
-                PinCap.trigger,
+                PinCap.recount[1],
+                PinCap.triggers[0],
+                PinCap.triggers[1],
                 """
                 -- The pins the cap took off, counted for /metrics without reading the whole log.
                 CREATE INDEX events_pin_cap ON locations.events (position) WHERE metadata->>'reason' = 'pinCap'
@@ -155,11 +179,24 @@ enum Migrations {
 enum PinCap {
     static let defaultPinsPerStudent = 3
 
-    /// On the read model's table; a replay that swaps in a rebuilt table puts it on that one.
-    static let trigger = """
-        CREATE TRIGGER pins_per_student AFTER INSERT ON locations.pins
-            FOR EACH ROW EXECUTE FUNCTION locations.keep_pins_per_student()
+    /// On the read model's table: the count of each student's pins, and the cap, checked on new pins
+    /// (version 1: a post; a pin back on the map at a later version was posted within the cap). A replay
+    /// that swaps in a rebuilt table puts them on that one (and counts its pins again: `recount`).
+    static let triggers = [
         """
+        CREATE TRIGGER pins_count AFTER INSERT OR DELETE ON locations.pins
+            FOR EACH ROW EXECUTE FUNCTION locations.count_pins()
+        """,
+        """
+        CREATE TRIGGER pins_per_student AFTER INSERT ON locations.pins
+            FOR EACH ROW WHEN (NEW.version = 1) EXECUTE FUNCTION locations.keep_pins_per_student()
+        """,
+    ]
+
+    static let recount = [
+        "DELETE FROM locations.pin_counts",
+        "INSERT INTO locations.pin_counts (unique_key, pins) SELECT unique_key, count(*) FROM locations.pins GROUP BY unique_key",
+    ]
 
     /// Tells the database the cap this service was started with (every replica of a deployment has the same).
     static func configure(_ pinsPerStudent: Int, on client: PostgresClient, logger: Logger) async throws {
