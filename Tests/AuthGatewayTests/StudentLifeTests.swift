@@ -58,13 +58,7 @@ import Testing
         // Two gateways on one database: the session opened on one is revoked through the other.
         try await withGateway { first, fixture in
             let student = try await first.signedUpAndLoggedIn("replica@example.com")
-            var configuration = try GatewayConfiguration.fromEnvironment([
-                "DATABASE_URL": fixture.database.url, "LOCATIONS_URL": "http://127.0.0.1:\(fixture.locations.port)",
-                "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-            ])
-            configuration.host = "127.0.0.1"
-            configuration.port = 0
-            try await buildApplication(configuration, logger: TestDatabase.logger).testLive { second in
+            try await withSecondReplica(of: fixture) { second in
                 _ = try await second.postPin(as: student)
                 #expect(try await first.send(.delete, "/v1/session", headers: [student.bearer]).status == .ok)
                 // The second replica hears of the logout by NOTIFY, a moment after it is answered.

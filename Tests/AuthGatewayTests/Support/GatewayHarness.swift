@@ -43,6 +43,18 @@ func withGateway(
     }
 }
 
+/// A second gateway on the fixture's database and locations-service, on a real socket: another replica, as
+/// behind a load balancer.
+func withSecondReplica(of fixture: GatewayFixture, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    var configuration = try GatewayConfiguration.fromEnvironment([
+        "DATABASE_URL": fixture.database.url, "LOCATIONS_URL": "http://127.0.0.1:\(fixture.locations.port)",
+        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    try await buildApplication(configuration, logger: TestDatabase.logger).testLive(body)
+}
+
 /// Where the router-level gateway keeps accounts, sessions and login failures. What the stores decide
 /// (expiry, throttle windows, one account per address) is tested over both.
 enum GatewayStoresKind: String, CaseIterable, Sendable {
