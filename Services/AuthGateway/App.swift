@@ -75,9 +75,9 @@ struct Accounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Disable an account, or enable it again.",
         discussion: """
-            A disabled account's sessions end at once on every replica, and it can neither log in nor sign up \
-            again with the same address until it is enabled. Its pins stay; hide them with locations-service \
-            moderate hide.
+            A disabled account's sessions end at once on every replica and it cannot log in until it is \
+            enabled; its address stays taken, so nobody signs up again with it. Its pins stay; hide them with \
+            locations-service moderate hide.
             """,
         subcommands: [Disable.self, Enable.self])
 
