@@ -86,10 +86,10 @@ extension OnTheMapClient {
         let data = Data(event.data.utf8)
         let decoder = JSONDecoder()
         switch type {
-        case .posted, .updated:
+        case .posted, .updated, .unhidden:
             guard let location = try? decoder.decode(StudentLocation.self, from: data) else { return nil }
             return LocationChangeEvent(id: id, change: .upserted(location), type: type)
-        case .deleted:
+        case .deleted, .hidden:
             guard let deletion = try? decoder.decode(LocationDeleted.self, from: data) else { return nil }
             return LocationChangeEvent(id: id, change: .deleted(deletion), type: type)
         }

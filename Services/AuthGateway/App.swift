@@ -16,7 +16,7 @@ struct AuthGatewayCommand: AsyncParsableCommand {
             PORT (default \(GatewayConfiguration.defaultPort)), IDENTITY_PROVIDER (local or udacity), UDACITY_BASE_URL, \
             GEOCODER_URL, TILE_URL, SESSION_TTL and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self, HealthCheck.self],
+        subcommands: [Serve.self, Migrate.self, Accounts.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -51,16 +51,92 @@ struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply pending migrations of schema auth and exit.")
 
     func run() async throws {
-        let (database, level) = configurationOrExit("auth-gateway") { environment throws(ConfigurationError) in
-            let reader = EnvironmentReader(environment)
-            return (try reader.database(), try reader.logLevel())
-        }
-        var logger = Logger(label: "auth-gateway")
-        logger.logLevel = level
-        try await withPostgresClient(database, logger: logger) { [logger] client in
-            try await Migrations.migrator(client, logger: logger).migrate()
-        }
+        try await withMigratedDatabase { _, _ in }
         print("schema auth is up to date (migration \(Migrations.all.last?.version ?? 0))")
+    }
+}
+
+/// Runs `body` on the database `DATABASE_URL` names (`LOG_LEVEL` for its logs), with schema auth migrated:
+/// what the operators' commands need, and nothing `serve` needs.
+func withMigratedDatabase<T: Sendable>(_ body: @escaping @Sendable (Database, Logger) async throws -> T) async throws -> T {
+    let (database, level) = configurationOrExit("auth-gateway") { environment throws(ConfigurationError) in
+        let reader = EnvironmentReader(environment)
+        return (try reader.database(), try reader.logLevel())
+    }
+    var logger = Logger(label: "auth-gateway")
+    logger.logLevel = level
+    return try await withPostgresClient(database, logger: logger) { [logger] client in
+        try await Migrations.migrator(client, logger: logger).migrate()
+        return try await body(Database(client: client, logger: logger), logger)
+    }
+}
+
+struct Accounts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Disable an account, or enable it again.",
+        discussion: """
+            A disabled account's sessions end at once on every replica and it cannot log in until it is \
+            enabled; its address stays taken, so nobody signs up again with it. Its pins stay; hide them with \
+            locations-service moderate hide.
+            """,
+        subcommands: [Disable.self, Enable.self])
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End the account's sessions and refuse its logins.")
+
+        @Argument(help: "The account's email address, in any spelling.")
+        var email: String
+
+        @Option(help: "Why, kept with the account.")
+        var reason: String?
+
+        @Option(name: .customLong("operator"), help: "Who is acting, kept with the account (default: the user logged in).")
+        var operatorName: String?
+
+        func run() async throws {
+            guard let name = OperatorTask.operatorName(operatorName) else {
+                OperatorTask.refuse("auth-gateway", "name the operator with --operator NAME (printable, at most 100 characters)")
+                throw ExitCode(1)
+            }
+            let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let address = EmailAddress(email)
+            let outcome = try await withMigratedDatabase { database, _ in
+                try await PostgresAccountStore(database: database).disable(
+                    emailKey: address.key, by: name, reason: reason?.isEmpty == false ? reason : nil)
+            }
+            try Accounts.report(outcome, address: address, done: "disabled", already: "is disabled already") {
+                "its sessions have ended and it cannot log in"
+            }
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Let a disabled account log in again.")
+
+        @Argument(help: "The account's email address, in any spelling.")
+        var email: String
+
+        func run() async throws {
+            let address = EmailAddress(email)
+            let outcome = try await withMigratedDatabase { database, _ in
+                try await PostgresAccountStore(database: database).enable(emailKey: address.key)
+            }
+            try Accounts.report(outcome, address: address, done: "enabled", already: "is not disabled") { "it can log in again" }
+        }
+    }
+
+    /// One line of what was done, or of why nothing was (then exit 1).
+    static func report(_ outcome: AccountSwitch, address: EmailAddress, done: String, already: String, then: () -> String) throws {
+        switch outcome {
+        case .done(let account):
+            print("\(done) account \(account.key) (\(account.email)): \(then())")
+        case .already(let account):
+            OperatorTask.refuse("auth-gateway", "account \(account.key) (\(account.email)) \(already)")
+            throw ExitCode(1)
+        case .noAccount:
+            OperatorTask.refuse("auth-gateway", "no account has the address \(address.text)")
+            throw ExitCode(1)
+        }
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import OnTheMapShared
 import PostgresNIO
 import Prometheus
 import ServiceKit
@@ -16,7 +17,7 @@ struct LocationsServiceCommand: AsyncParsableCommand {
             Configuration comes from the environment: DATABASE_URL (required), INTERNAL_TOKEN (required by \
             serve: the shared secret the gateway sends), PORT (default \(ServiceConfiguration.defaultPort)) and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self, Replay.self, HealthCheck.self],
+        subcommands: [Serve.self, Migrate.self, Replay.self, Moderate.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -95,6 +96,83 @@ struct Replay: AsyncParsableCommand {
         } else {
             print("replay: swapped the rebuilt read model in")
         }
+    }
+}
+
+struct Moderate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Hide a pin from the map, or bring it back, as an event in the log with the operator as its actor.",
+        discussion: """
+            The running service, every replica, the gateways' live streams and a replay all see the change as \
+            they see any other: a hidden pin leaves the list and every open map at once, and its owner cannot \
+            change it until it is unhidden.
+            """,
+        subcommands: [Hide.self, Unhide.self])
+
+    /// What both subcommands take.
+    struct Options: ParsableArguments {
+        @Argument(help: "The pin's objectId, as the list shows it.")
+        var objectId: String
+
+        @Option(name: .customLong("operator"), help: "Who is acting, kept in the event (default: the user logged in).")
+        var operatorName: String?
+    }
+
+    struct Hide: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take a pin off the map (LocationHidden).")
+
+        @OptionGroup var options: Options
+
+        @Option(help: "Why, kept in the event (at most 500 characters).")
+        var reason: String
+
+        func run() async throws {
+            let (objectId, reason) = (ObjectID(options.objectId), reason)
+            let hidden = try await moderate(options) { commands, context in
+                try await commands.hide(objectId, reason: reason, context: context)
+            }
+            print("hid pin \(hidden.objectId) of \(hidden.uniqueKey): \(hidden.reason)")
+        }
+    }
+
+    struct Unhide: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring a hidden pin back, as it was hidden (LocationUnhidden).")
+
+        @OptionGroup var options: Options
+
+        func run() async throws {
+            let objectId = ObjectID(options.objectId)
+            let location = try await moderate(options) { commands, context in
+                try await commands.unhide(objectId, context: context)
+            }
+            print("unhid pin \(location.objectId) of \(location.uniqueKey): back on the map")
+        }
+    }
+}
+
+/// Runs one moderation over the database with the operator as its actor; a refusal is one line and exit 1.
+private func moderate<T: Sendable>(
+    _ options: Moderate.Options, _ body: @escaping @Sendable (LocationCommands, LocationCommands.Context) async throws -> T
+) async throws -> T {
+    let configuration = loadConfiguration(needsToken: false)
+    let logger = commandLogger(configuration)
+    guard let name = OperatorTask.operatorName(options.operatorName) else {
+        OperatorTask.refuse("locations-service", "name the operator with --operator NAME (printable, at most 100 characters)")
+        throw ExitCode(1)
+    }
+    do {
+        return try await withPostgresClient(configuration.database, logger: logger) { client in
+            try await Migrations.migrator(client, logger: logger).migrate()
+            let events = EventStore(database: Database(client: client, logger: logger))
+            // The appends announce themselves to the running replicas; nothing is cached here.
+            let log = PostgresLocationLog(events: events, posts: PostAppender(events: events), readModel: ReadModel(database: events.database))
+            let commands = LocationCommands(log: log, didAppend: {})
+            let actor = Actor(key: OperatorTask.actorKey(name), firstName: name, lastName: "")
+            return try await body(commands, LocationCommands.Context(actor: actor, userAgent: "locations-service moderate"))
+        }
+    } catch let refusal as ModerationError {
+        OperatorTask.refuse("locations-service", refusal.description)
+        throw ExitCode(1)
     }
 }
 

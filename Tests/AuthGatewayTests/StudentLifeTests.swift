@@ -58,7 +58,7 @@ import Testing
         // Two gateways on one database: the session opened on one is revoked through the other.
         try await withGateway { first, fixture in
             let student = try await first.signedUpAndLoggedIn("replica@example.com")
-            try await withAnotherReplica(of: fixture) { second in
+            try await withSecondReplica(of: fixture) { second in
                 _ = try await second.postPin(as: student)
                 #expect(try await first.send(.delete, "/v1/session", headers: [student.bearer]).status == .ok)
                 // The second replica hears of the logout by NOTIFY, a moment after it is answered.
@@ -82,6 +82,15 @@ import Testing
                 .post, "/v1/accounts", body: #"{"email":"s@example.com","password":"1234567","firstName":"A","lastName":"B"}"#)
             #expect(short.status == .badRequest)
             #expect(short.json["parameter"] as? String == "password")
+            // Characters are counted as the published document counts them, in code points: four CR LF pairs
+            // are eight (two Swift Characters would be four).
+            let crlf = try await client.send(
+                .post, "/v1/accounts", body: #"{"email":"crlf@example.com","password":"\r\n\r\n\r\n\r\n","firstName":"A","lastName":"B"}"#)
+            #expect(crlf.status == .created, "\(crlf.body)")
+            let nul = try await client.send(
+                .post, "/v1/accounts", body: #"{"email":"nul@example.com","password":"12345678\u0000tail","firstName":"A","lastName":"B"}"#)
+            #expect(nul.status == .badRequest)
+            #expect(nul.json["error"] as? String == "password must not contain a NUL character.")
             let email = try await client.send(
                 .post, "/v1/accounts", body: #"{"email":"not-an-email","password":"12345678","firstName":"A","lastName":"B"}"#)
             #expect(email.json["parameter"] as? String == "email")

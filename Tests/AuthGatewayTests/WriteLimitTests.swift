@@ -105,7 +105,7 @@ import Testing
     @Test func twoReplicasTogetherLetThroughNoMoreThanTheLimit() async throws {
         try await withGateway { first, fixture in
             let student = try await first.signedUpAndLoggedIn("replicas@example.com")
-            try await withAnotherReplica(of: fixture) { second in
+            try await withSecondReplica(of: fixture) { second in
                 let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                     for index in 0..<16 {
                         let replica = index.isMultiple(of: 2) ? first : second

@@ -8,12 +8,21 @@ import Testing
 
 @testable import LocationsService
 
-/// Replay rebuilds exactly the read model the live writes produced, even while writes go on.
+/// Replay rebuilds exactly the read model the live writes produced (operators' hides and unhides among
+/// them), even while writes go on.
 @Suite struct ReplayTests {
-    /// One random step of a student's life: post a pin, move it, or delete it.
-    static func randomStep(_ commands: LocationCommands, pins: inout [ObjectID: Actor], random: inout SeededRandom) async throws {
-        let roll = random.next() % 10
-        if pins.isEmpty || roll < 3 {
+    static let moderator = LocationCommands.Context(actor: Actor(key: "operator:ops", firstName: "ops", lastName: ""))
+
+    /// One random step of a student's life: post a pin, move it, or delete it; or of an operator's: hide a
+    /// pin (it moves from `pins` to `hidden`), or bring a hidden one back.
+    static func randomStep(
+        _ commands: LocationCommands, pins: inout [ObjectID: Actor], hidden: inout [ObjectID: Actor], random: inout SeededRandom
+    ) async throws {
+        let roll = random.next() % 20
+        if roll == 19, let picked = hidden.randomElement(using: &random) {
+            _ = try await commands.unhide(picked.key, context: moderator)
+            (hidden[picked.key], pins[picked.key]) = (nil, picked.value)
+        } else if pins.isEmpty || roll < 6 {
             let owner = LocationCommandsHarness.owners[Int(random.next() % UInt64(LocationCommandsHarness.owners.count))]
             let answer = try await commands.post(
                 LocationInput(
@@ -23,15 +32,18 @@ import Testing
             pins[answer.objectId] = owner
         } else {
             let (objectId, owner) = pins.randomElement(using: &random)!
-            if roll < 9 {
+            if roll < 17 {
                 _ = try await commands.update(
                     objectId,
                     with: LocationInput(
                         mapString: "Moved \(random.next() % 1000)", latitude: Double(Int(random.next() % 18000)) / 100 - 90),
                     ifMatch: nil, context: .init(actor: owner))
-            } else {
+            } else if roll == 17 {
                 try await commands.delete(objectId, ifMatch: nil, context: .init(actor: owner))
                 pins[objectId] = nil
+            } else {
+                _ = try await commands.hide(objectId, reason: "spam", context: moderator)
+                (pins[objectId], hidden[objectId]) = (nil, owner)
             }
         }
     }
@@ -54,8 +66,8 @@ import Testing
                     for worker in 0..<8 {
                         group.addTask {
                             var random = SeededRandom(seed: 1000 + UInt64(worker))
-                            var pins: [ObjectID: Actor] = [:]
-                            for _ in 0..<630 { try await Self.randomStep(commands, pins: &pins, random: &random) }
+                            var (pins, hidden): ([ObjectID: Actor], [ObjectID: Actor]) = ([:], [:])
+                            for _ in 0..<630 { try await Self.randomStep(commands, pins: &pins, hidden: &hidden, random: &random) }
                         }
                     }
                     try await group.waitForAll()
@@ -84,8 +96,8 @@ import Testing
                     for worker in 0..<4 {
                         group.addTask {
                             var random = SeededRandom(seed: 7 + UInt64(worker))
-                            var pins: [ObjectID: Actor] = [:]
-                            for _ in 0..<500 { try await Self.randomStep(commands, pins: &pins, random: &random) }
+                            var (pins, hidden): ([ObjectID: Actor], [ObjectID: Actor]) = ([:], [:])
+                            for _ in 0..<500 { try await Self.randomStep(commands, pins: &pins, hidden: &hidden, random: &random) }
                             return pins
                         }
                     }
@@ -97,10 +109,10 @@ import Testing
                 let writers = (0..<4).map { worker in
                     Task { () -> (alive: Set<ObjectID>, steps: Int) in
                         var random = SeededRandom(seed: 99 + UInt64(worker))
-                        var pins: [ObjectID: Actor] = [:]
+                        var (pins, hidden): ([ObjectID: Actor], [ObjectID: Actor]) = ([:], [:])
                         var steps = 0
                         while !writing.isStopped || steps < 200 {
-                            try await Self.randomStep(commands, pins: &pins, random: &random)
+                            try await Self.randomStep(commands, pins: &pins, hidden: &hidden, random: &random)
                             steps += 1
                             taken.add()
                         }

@@ -61,10 +61,16 @@ public final class ServiceProcess: @unchecked Sendable {
     /// `NAME healthcheck` as a container's health check runs it, for a service listening on `port`: the
     /// exit status, and what it printed on stdout and stderr together.
     public static func healthCheck(_ name: String, port: Int) throws -> (status: Int32, output: String) {
+        try command(name, ["healthcheck"], environment: ["PORT": String(port)])
+    }
+
+    /// `NAME ARGUMENTS…` run to its end, as an operator runs a one-off task: the exit status, and what it
+    /// printed on stdout and stderr together.
+    public static func command(_ name: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = binary(name)
-        process.arguments = ["healthcheck"]
-        process.environment = ["PORT": String(port)]
+        process.arguments = arguments
+        process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -38,12 +38,13 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    /// `+ Ada Lovelace · Berlin, Germany · https://…`, `~` for a move, `-` for a removal.
+    /// `+ Ada Lovelace · Berlin, Germany · https://…`, `~` for a move, `-` for a removal; a pin an operator
+    /// hid leaves as a removal and comes back, once unhidden, as a new pin.
     static func line(_ change: LocationChangeEvent) -> String {
         switch change.type {
-        case .posted: Terminal.style("+", .green) + " " + (change.location.map(PinLine.describe) ?? "")
+        case .posted, .unhidden: Terminal.style("+", .green) + " " + (change.location.map(PinLine.describe) ?? "")
         case .updated: Terminal.style("~", .yellow) + " " + (change.location.map(PinLine.describe) ?? "")
-        case .deleted: Terminal.style("-", .red) + " " + (change.deletion.map { "pin \($0.objectId) of \($0.uniqueKey)" } ?? "")
+        case .deleted, .hidden: Terminal.style("-", .red) + " " + (change.deletion.map { "pin \($0.objectId) of \($0.uniqueKey)" } ?? "")
         }
     }
 }

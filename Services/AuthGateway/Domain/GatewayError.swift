@@ -11,6 +11,8 @@ enum GatewayError: Error, Equatable {
     case notExactlyOneCredential
     case unsupportedCredential(String)
     case invalidCredentials
+    /// An operator disabled the account (`auth-gateway accounts disable`).
+    case accountDisabled
     case throttled(retryAfter: Int)
     case tooManySignUps(retryAfter: Int)
     case rateLimited(retryAfter: Int)
@@ -43,6 +45,7 @@ enum GatewayError: Error, Equatable {
         case .notExactlyOneCredential: "Did not specify exactly one credential."
         case .unsupportedCredential(let kind): "\(kind) login is not available on this server; log in with your email and password."
         case .invalidCredentials: "Account not found or invalid credentials."
+        case .accountDisabled: "This account has been disabled; ask the people who run this server to enable it."
         case .throttled(let seconds): "Too many failed logins; try again in \(seconds) seconds."
         case .tooManySignUps(let seconds): "Too many sign-ups from your address; try again in \(seconds) seconds."
         case .rateLimited(let seconds): "Too many pins posted, changed or deleted in a short time; try again in \(seconds) seconds."

@@ -49,8 +49,13 @@ struct AccountsController: Sendable {
     }
 
     static func password(_ value: String?) throws(GatewayError) -> String {
-        guard let password = value, password.count >= minimumPasswordLength, !password.contains("\u{0}") else {
+        // Characters as JSON Schema counts them (code points), as the published document says.
+        guard let password = value, password.unicodeScalars.count >= minimumPasswordLength else {
             throw .invalidSignUp(parameter: "password", message: "password must be at least \(minimumPasswordLength) characters.")
+        }
+        // bcrypt reads a password up to its first NUL: the rest would not count.
+        guard !password.unicodeScalars.contains("\u{0}") else {
+            throw .invalidSignUp(parameter: "password", message: "password must not contain a NUL character.")
         }
         // bcrypt would silently ignore the rest, so a longer password would not be what protects the account.
         let limit = LocalIdentityProvider.maximumPasswordBytes

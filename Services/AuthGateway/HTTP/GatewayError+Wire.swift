@@ -7,7 +7,7 @@ extension GatewayError {
     var status: HTTPResponse.Status {
         switch self {
         case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing, .invalidQuery: .badRequest
-        case .invalidCredentials, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
+        case .invalidCredentials, .accountDisabled, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
         case .throttled, .tooManySignUps, .rateLimited, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout

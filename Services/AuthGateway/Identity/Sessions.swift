@@ -46,7 +46,15 @@ struct Sessions: Sendable {
             }
         }
         try await throttle.succeeded(attempt, account: username)
-        let (token, expires) = try await store.create(for: account, lifetime: lifetime)
+        // Said only to whoever knows the password, so it tells nobody else whether the account exists.
+        let token: SessionToken
+        let expires: Timestamp
+        do {
+            (token, expires) = try await store.create(for: account, lifetime: lifetime)
+        } catch SessionStoreError.accountDisabled {
+            logger.info("login refused: the account is disabled", metadata: ["account": "\(account.key)"])
+            throw GatewayError.accountDisabled
+        }
         logger.info("session opened", metadata: ["account": "\(account.key)"])
         return Opened(account: account, token: token, expiresAt: expires)
     }

@@ -13,9 +13,23 @@ protocol AccountStore: Sendable {
     func account(key: String) async throws -> Account?
     /// Records what another provider told us about an account at login: adds it, or updates its names and address.
     func upsertExternal(_ account: Account) async throws
+    /// Disables the account with this address's key (a local account's, else one an identity provider named),
+    /// recording who did it and why: it can no longer log in, and every session it has ends on every replica.
+    func disable(emailKey: String, by operatorName: String, reason: String?) async throws -> AccountSwitch
+    /// Lets a disabled account log in again; the sessions its disabling ended stay ended.
+    func enable(emailKey: String) async throws -> AccountSwitch
 }
 
 enum AccountStoreError: Error { case emailTaken }
+
+/// What an operator's disable or enable found.
+enum AccountSwitch: Equatable, Sendable {
+    /// Done, to this account.
+    case done(Account)
+    /// The account was disabled (or enabled) already.
+    case already(Account)
+    case noAccount
+}
 
 /// `auth.accounts`.
 struct PostgresAccountStore: AccountStore {
@@ -71,6 +85,59 @@ struct PostgresAccountStore: AccountStore {
             )
             SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || key) FROM upserted
             """)
+    }
+
+    /// Disabling and the end of the account's sessions commit together. The account's row is locked first and
+    /// the sessions are ended by the statement after, whose snapshot holds any session a login opened before
+    /// the lock (a login locks the row too while it opens one: see `PostgresSessionStore.create`).
+    func disable(emailKey: String, by operatorName: String, reason: String?) async throws -> AccountSwitch {
+        try await switchAccount(emailKey: emailKey, toDisabled: true) { connection, key in
+            try await connection.query(
+                """
+                UPDATE auth.accounts SET disabled_at = now(), disabled_by = \(operatorName), disabled_reason = \(reason)
+                WHERE key = \(key)
+                """, logger: database.logger)
+            try await connection.query(
+                """
+                WITH ended AS (
+                    UPDATE auth.sessions SET revoked_at = now() WHERE account_key = \(key) AND revoked_at IS NULL
+                )
+                SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || \(key))
+                """, logger: database.logger)
+        }
+    }
+
+    func enable(emailKey: String) async throws -> AccountSwitch {
+        try await switchAccount(emailKey: emailKey, toDisabled: false) { connection, key in
+            try await connection.query(
+                """
+                UPDATE auth.accounts SET disabled_at = NULL, disabled_by = NULL, disabled_reason = NULL WHERE key = \(key)
+                """, logger: database.logger)
+        }
+    }
+
+    /// Finds the account by its address's key and locks it; changes it (in the same transaction) unless it is
+    /// in that state already. An identity provider's accounts have no key stored: theirs is worked out as
+    /// migration 2 worked out the local ones'.
+    private func switchAccount(
+        emailKey: String, toDisabled: Bool, _ change: (PostgresConnection, String) async throws -> Void
+    ) async throws -> AccountSwitch {
+        try await database.client.withTransaction(logger: database.logger) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.columns), disabled_at IS NOT NULL FROM auth.accounts
+                WHERE email_key = \(emailKey) OR (email_key IS NULL AND normalize(lower(btrim(email)), NFC) = \(emailKey))
+                ORDER BY provider = 'local' DESC, created_at LIMIT 1
+                FOR UPDATE
+                """, logger: database.logger
+            ).collect()
+            guard let row = rows.first else { return .noAccount }
+            let (key, provider, email, first, last, disabled) = try row.decode((String, String, String, String, String, Bool).self)
+            let account = Account(key: key, provider: provider, email: email, firstName: first, lastName: last)
+            guard disabled != toDisabled else { return .already(account) }
+            try await change(connection, key)
+            return .done(account)
+        }
     }
 
     static func account(from row: PostgresRow) throws -> Account {

@@ -9,6 +9,10 @@ final class MemoryAccountStore: AccountStore {
         var passwordHashes: [String: String] = [:]
         /// Local accounts' keys, by their address's key.
         var localKeys: [String: String] = [:]
+        /// Disabled accounts' keys, with who disabled them and why.
+        var disabled: [String: (by: String, reason: String?)] = [:]
+        /// How many times each account was disabled: a session opened before the last time has ended.
+        var disablings: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -41,6 +45,36 @@ final class MemoryAccountStore: AccountStore {
 
     /// An account as it is now; what a session's lookup joins.
     subscript(key: String) -> Account? { state.withLock { $0.accounts[key] } }
+
+    /// Which of the account's sessions may be live: those opened since it was last disabled, counted as
+    /// `disablings`; nil while it is disabled, when none may be, nor any opened.
+    func sessionGeneration(key: String) -> Int? {
+        state.withLock { $0.disabled[key] == nil ? $0.disablings[key, default: 0] : nil }
+    }
+
+    func disable(emailKey: String, by operatorName: String, reason: String?) async throws -> AccountSwitch {
+        state.withLock { state in
+            guard let key = Self.key(of: emailKey, in: state), let account = state.accounts[key] else { return .noAccount }
+            guard state.disabled[key] == nil else { return .already(account) }
+            state.disabled[key] = (operatorName, reason)
+            state.disablings[key, default: 0] += 1
+            return .done(account)
+        }
+    }
+
+    func enable(emailKey: String) async throws -> AccountSwitch {
+        state.withLock { state in
+            guard let key = Self.key(of: emailKey, in: state), let account = state.accounts[key] else { return .noAccount }
+            guard state.disabled.removeValue(forKey: key) != nil else { return .already(account) }
+            return .done(account)
+        }
+    }
+
+    /// The local account with this address's key, else the first an identity provider named with it.
+    private static func key(of emailKey: String, in state: State) -> String? {
+        state.localKeys[emailKey]
+            ?? state.accounts.values.filter { $0.provider != "local" && EmailAddress($0.email).key == emailKey }.map(\.key).min()
+    }
 
     /// Nothing is announced: with no other replica and no session listener, no cache holds the account.
     func upsertExternal(_ account: Account) async throws {

@@ -8,6 +8,8 @@ final class MemorySessionStore: SessionStore {
     private struct Session {
         let accountKey: String
         let expiresAt: Timestamp
+        /// The account's `sessionGeneration` when it was opened.
+        let generation: Int
         var revoked = false
     }
 
@@ -23,10 +25,11 @@ final class MemorySessionStore: SessionStore {
     }
 
     func create(for account: Account, lifetime: Duration) async throws -> (token: SessionToken, expiresAt: Timestamp) {
+        guard let generation = accounts.sessionGeneration(key: account.key) else { throw SessionStoreError.accountDisabled }
         let now = clock.now
         let token = SessionToken.generate(at: now)
         let expires = now.adding(lifetime)
-        sessions.withLock { $0[token.hash.hexString] = Session(accountKey: account.key, expiresAt: expires) }
+        sessions.withLock { $0[token.hash.hexString] = Session(accountKey: account.key, expiresAt: expires, generation: generation) }
         return (token, expires)
     }
 
@@ -55,7 +58,7 @@ final class MemorySessionStore: SessionStore {
 
     private func live(_ hash: String, at now: Timestamp) -> (account: Account, expiresAt: Timestamp)? {
         guard let session = sessions.withLock({ $0[hash] }), !session.revoked, now < session.expiresAt,
-            let account = accounts[session.accountKey]
+            let account = accounts[session.accountKey], accounts.sessionGeneration(key: session.accountKey) == session.generation
         else { return nil }
         return (account, session.expiresAt)
     }

@@ -225,6 +225,18 @@ enum Migrations {
                 $$
                 """,
             ]),
+        Migration(
+            version: 5, name: "accounts an operator disabled",
+            statements: [
+                """
+                -- An account an operator disabled (`auth-gateway accounts disable`): when, by whom and why. While
+                -- disabled_at is set it cannot log in and no session of it is live; enabling clears all three.
+                ALTER TABLE auth.accounts
+                    ADD COLUMN disabled_at timestamptz,
+                    ADD COLUMN disabled_by text,
+                    ADD COLUMN disabled_reason text
+                """
+            ]),
     ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {

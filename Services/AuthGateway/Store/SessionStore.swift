@@ -7,9 +7,10 @@ import ServiceKit
 /// or is revoked. `PostgresSessionStore` is the gateway's; `MemorySessionStore` holds the same in memory,
 /// for router-level tests of what is decided above the store.
 protocol SessionStore: Sendable {
-    /// A new session for the account, expiring `lifetime` from now.
+    /// A new session for the account, expiring `lifetime` from now; `SessionStoreError.accountDisabled` while
+    /// an operator has the account disabled.
     func create(for account: Account, lifetime: Duration) async throws -> (token: SessionToken, expiresAt: Timestamp)
-    /// The account of a live session (not revoked, not expired), by the SHA-256 of its token.
+    /// The account of a live session (not revoked, not expired, its account not disabled), by the SHA-256 of its token.
     func account(tokenHash: [UInt8]) async throws -> (account: Account, expiresAt: Timestamp)?
     /// Of the sessions with these token hashes (hex SHA-256), the live ones and their accounts as they are now.
     func liveSessions(tokenHashes: [String]) async throws -> [String: (account: Account, expiresAt: Timestamp)]
@@ -17,6 +18,8 @@ protocol SessionStore: Sendable {
     @discardableResult
     func revoke(tokenHash: [UInt8]) async throws -> Bool
 }
+
+enum SessionStoreError: Error { case accountDisabled }
 
 /// `auth.sessions`. A revocation is announced to every replica (see `SessionCache`) in its own statement.
 struct PostgresSessionStore: SessionStore {
@@ -28,11 +31,18 @@ struct PostgresSessionStore: SessionStore {
         let now = clock.now
         let token = SessionToken.generate(at: now)
         let expires = now.adding(lifetime)
-        _ = try await database.write(
+        // The account's row is locked while the session is opened, so a disabling waits for it and then
+        // ends it too (see `PostgresAccountStore.disable`).
+        let opened = try await database.write(
             """
+            WITH enabled AS (
+                SELECT key FROM auth.accounts WHERE key = \(account.key) AND disabled_at IS NULL FOR SHARE
+            )
             INSERT INTO auth.sessions (token_hash, account_key, expires_at)
-            VALUES (\(ByteBuffer(bytes: token.hash)), \(account.key), \(expires.iso8601)::timestamptz)
+            SELECT \(ByteBuffer(bytes: token.hash)), key, \(expires.iso8601)::timestamptz FROM enabled
+            RETURNING account_key
             """)
+        guard !opened.isEmpty else { throw SessionStoreError.accountDisabled }
         return (token, expires)
     }
 
@@ -41,7 +51,7 @@ struct PostgresSessionStore: SessionStore {
             """
             SELECT a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
-            WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash)) AND s.revoked_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
+            WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash)) AND s.revoked_at IS NULL AND a.disabled_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
             """)
         guard let row = rows.first else { return nil }
         let (key, provider, email, first, last, expires) = try row.decode((String, String, String, String, String, Date).self)
@@ -54,7 +64,7 @@ struct PostgresSessionStore: SessionStore {
             SELECT encode(s.token_hash, 'hex'), a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
             WHERE s.token_hash IN (SELECT decode(hash, 'hex') FROM unnest(\(tokenHashes)::text[]) AS hash)
-              AND s.revoked_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
+              AND s.revoked_at IS NULL AND a.disabled_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
             """)
         var live: [String: (account: Account, expiresAt: Timestamp)] = [:]
         for row in rows {

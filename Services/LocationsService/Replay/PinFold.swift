@@ -1,9 +1,11 @@
 import OnTheMapShared
 
-/// The read model's rule, applied in memory: each `LocationPosted` or `LocationUpdated` carries the pin's
-/// whole state, so the last event of a stream decides it; `LocationDeleted` removes it.
+/// The read model's rule, applied in memory: each `LocationPosted`, `LocationUpdated` or `LocationUnhidden`
+/// carries the pin's whole state, so the last event of a stream decides it; `LocationDeleted` and
+/// `LocationHidden` remove it (`RecordedEvent` reads the one kind as an upsert, the other as a removal).
 ///
-/// The projection rule (the last posted or updated event of a stream decides its pin; a deletion removes it)
+/// The projection rule (the last posted, updated or unhidden event of a stream decides its pin; a deletion
+/// or a hide removes it)
 /// is written three times: in `EventStore`'s appends (SQL, in the append's own statement), in `Replayer`'s
 /// rebuild (SQL, one pass over the log) and here (in memory, for the catch-up); each is where it costs least.
 /// `ReplayTests` holds the three together: the rebuild of 10,000 random live appends must equal the live

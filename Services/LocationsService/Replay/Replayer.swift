@@ -5,8 +5,8 @@ import PostgresNIO
 
 /// Rebuilds the read model from the event log while the service keeps serving.
 ///
-/// 1. Read the log up to the visibility horizon, keeping each stream's last event (every posted or updated
-///    event carries the pin's whole state, so the last one decides).
+/// 1. Read the log up to the visibility horizon, keeping each stream's last event (every posted, updated or
+///    unhidden event carries the pin's whole state, so the last one decides; a deletion or a hide removes it).
 /// 2. Copy those events' pins from the log into a shadow table, then index it.
 /// 3. Catch up with events that arrived meanwhile, applying them to the shadow table.
 /// 4. Briefly lock out appends, apply the last few events, and swap the shadow table in (or, when
@@ -42,7 +42,7 @@ struct Replayer: Sendable {
 
             // 1. Find each stream's last event. Versions of a stream commit in order, so its highest
             //    version is its last event; one snapshot gives both the events and the cursor after them.
-            var last: [String: (version: Int32, position: Int64, deleted: Bool)] = [:]
+            var last: [String: (version: Int32, position: Int64, removed: Bool)] = [:]
             var cursor = LogPosition.start
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
             do {
@@ -59,12 +59,13 @@ struct Replayer: Sendable {
                 }
                 let rows = try await connection.query(
                     """
-                    SELECT stream_name, stream_version, position, event_type = \(LocationEventType.deleted.rawValue)
+                    SELECT stream_name, stream_version, position,
+                           event_type IN (\(LocationEventType.deleted.rawValue), \(LocationEventType.hidden.rawValue))
                     FROM locations.events
                     WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
                     """, logger: logger)
-                for try await (stream, version, position, deleted) in rows.decode((String, Int32, Int64, Bool).self) {
-                    if (last[stream]?.version ?? 0) < version { last[stream] = (version, position, deleted) }
+                for try await (stream, version, position, removed) in rows.decode((String, Int32, Int64, Bool).self) {
+                    if (last[stream]?.version ?? 0) < version { last[stream] = (version, position, removed) }
                     summary.events += 1
                     if summary.events % 4096 == 0 { progress.advance(to: summary.events) }
                 }
@@ -76,7 +77,7 @@ struct Replayer: Sendable {
             progress.finish(summary.events)
 
             // 2. Load the pins those events describe straight from the log into the shadow table, then index it.
-            let winners = last.values.filter { !$0.deleted }.map(\.position)
+            let winners = last.values.filter { !$0.removed }.map(\.position)
             try await connection.query(
                 """
                 INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))

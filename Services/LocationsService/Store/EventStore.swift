@@ -70,6 +70,38 @@ struct EventStore: Sendable {
     /// `LocationUpdated` at `expectedVersion + 1`; fails with `.versionConflict` if someone else got there first.
     @discardableResult
     func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await appendPin(location, as: .updated, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    /// `LocationDeleted` at `expectedVersion + 1`; the pin leaves the read model, its history stays.
+    @discardableResult
+    func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await appendRemoval(deletion.objectId, as: .deleted, data: deletion.json, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    /// `LocationHidden` at `expectedVersion + 1`: an operator takes the pin off the map as a deletion does.
+    @discardableResult
+    func appendHidden(_ hidden: LocationHidden, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await appendRemoval(hidden.objectId, as: .hidden, data: hidden.json, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    /// `LocationUnhidden` at `expectedVersion + 1`: the hidden pin comes back to the read model as it was hidden.
+    @discardableResult
+    func appendUnhidden(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await appendPin(location, as: .unhidden, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    /// Whether an event's own statement tells every replica (`ChangeNotifier`'s channel) that the log moved.
+    /// Moderation is appended by an operator's command, in a process of its own with no notifier, so its
+    /// statement announces itself; every other append is announced by its replica, coalesced, outside the
+    /// append (a `NOTIFY` serialises committing transactions).
+    private static func announces(_ type: LocationEventType) -> Bool { type == .hidden || type == .unhidden }
+
+    /// An event that carries the pin's whole state (`LocationUpdated`, `LocationUnhidden`), at `expectedVersion
+    /// + 1`, and the pin written with it: changed, or back in the read model after a hide.
+    private func appendPin(
+        _ location: StudentLocation, as type: LocationEventType, expectedVersion: Int, metadata: EventMetadata
+    ) async throws -> LogPosition {
         let stream = StreamName(location.objectId).rawValue
         let data = String(buffer: location.json)
         let version = expectedVersion + 1
@@ -79,26 +111,34 @@ struct EventStore: Sendable {
                 WITH appended AS (
                     INSERT INTO locations.events
                         (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                    VALUES (\(stream), \(version), \(LocationEventType.updated.rawValue), \(LocationEventType.schemaVersion),
+                    VALUES (\(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
                             \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
                     RETURNING transaction_id, position
                 ), projected AS (
-                    UPDATE locations.pins
-                    SET unique_key = \(location.uniqueKey), first_name = \(location.firstName), last_name = \(location.lastName),
-                        map_string = \(location.mapString), media_url = \(location.mediaURL),
-                        latitude = \(location.latitude), longitude = \(location.longitude),
-                        updated_at = \(location.updatedAt.iso8601)::timestamptz, version = \(version)
-                    WHERE object_id = \(location.objectId.rawValue)
+                    INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
+                                                latitude, longitude, created_at, updated_at, version)
+                    VALUES (\(location.objectId.rawValue), \(location.uniqueKey), \(location.firstName), \(location.lastName),
+                            \(location.mapString), \(location.mediaURL), \(location.latitude), \(location.longitude),
+                            \(location.createdAt.iso8601)::timestamptz, \(location.updatedAt.iso8601)::timestamptz, \(version))
+                    ON CONFLICT (object_id) DO UPDATE
+                    SET unique_key = EXCLUDED.unique_key, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
+                        map_string = EXCLUDED.map_string, media_url = EXCLUDED.media_url,
+                        latitude = EXCLUDED.latitude, longitude = EXCLUDED.longitude,
+                        updated_at = EXCLUDED.updated_at, version = EXCLUDED.version
+                ), announced AS (
+                    SELECT pg_notify(\(ChangeNotifier.channel), '') WHERE \(Self.announces(type))
                 )
-                SELECT transaction_id::text::bigint, position FROM appended
+                SELECT transaction_id::text::bigint, position FROM appended LEFT JOIN announced ON true
                 """))
     }
 
-    /// `LocationDeleted` at `expectedVersion + 1`; the pin leaves the read model, its history stays.
-    @discardableResult
-    func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
-        let stream = StreamName(deletion.objectId).rawValue
-        let data = String(buffer: deletion.json)
+    /// An event that takes the pin off the map (`LocationDeleted`, `LocationHidden`) at `expectedVersion + 1`;
+    /// the pin leaves the read model, its history stays.
+    private func appendRemoval(
+        _ objectId: ObjectID, as type: LocationEventType, data: ByteBuffer, expectedVersion: Int, metadata: EventMetadata
+    ) async throws -> LogPosition {
+        let stream = StreamName(objectId).rawValue
+        let data = String(buffer: data)
         let version = expectedVersion + 1
         return try await append(
             PostgresQuery(
@@ -106,13 +146,15 @@ struct EventStore: Sendable {
                 WITH appended AS (
                     INSERT INTO locations.events
                         (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                    VALUES (\(stream), \(version), \(LocationEventType.deleted.rawValue), \(LocationEventType.schemaVersion),
+                    VALUES (\(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
                             \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
                     RETURNING transaction_id, position
                 ), projected AS (
-                    DELETE FROM locations.pins WHERE object_id = \(deletion.objectId.rawValue)
+                    DELETE FROM locations.pins WHERE object_id = \(objectId.rawValue)
+                ), announced AS (
+                    SELECT pg_notify(\(ChangeNotifier.channel), '') WHERE \(Self.announces(type))
                 )
-                SELECT transaction_id::text::bigint, position FROM appended
+                SELECT transaction_id::text::bigint, position FROM appended LEFT JOIN announced ON true
                 """))
     }
 
@@ -164,6 +206,18 @@ struct EventStore: Sendable {
         return try rows.map(RecordedEvent.init)
     }
 
+    /// Every event of one pin's stream, oldest first (committed ones, whatever the horizon).
+    func stream(_ objectId: ObjectID) async throws -> [RecordedEvent] {
+        let rows = try await database.query(
+            """
+            SELECT \(unescaped: RecordedEvent.columns)
+            FROM locations.events
+            WHERE stream_name = \(StreamName(objectId).rawValue)
+            ORDER BY stream_version
+            """)
+        return try rows.map(RecordedEvent.init)
+    }
+
     /// The newest position a follower may read up to right now.
     func head() async throws -> LogPosition {
         let rows = try await database.query(
@@ -182,7 +236,8 @@ struct EventStore: Sendable {
 
 struct PostgresAppendMissing: Error {}
 
-/// One event as a follower of the log reads it, its payload already unpacked by SQL.
+/// One event as a follower of the log reads it, its payload already unpacked by SQL. A hide reads as the
+/// pin's removal, without its reason; an unhide as the pin.
 struct RecordedEvent: Sendable, Hashable {
     var position: LogPosition
     var type: LocationEventType
@@ -194,7 +249,7 @@ struct RecordedEvent: Sendable, Hashable {
         transaction_id::text::bigint, position, stream_version, event_type, recorded_at,
         data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
         data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
-        data->>'createdAt', coalesce(data->>'updatedAt', data->>'deletedAt')
+        data->>'createdAt', coalesce(data->>'updatedAt', data->>'deletedAt', data->>'hiddenAt')
         """
 
     init(_ row: PostgresRow) throws {
@@ -213,9 +268,9 @@ struct RecordedEvent: Sendable, Hashable {
         guard let eventType = LocationEventType(rawValue: type) else { throw UnknownEventType(type: type) }
         self.type = eventType
         switch eventType {
-        case .deleted:
+        case .deleted, .hidden:
             change = .deleted(LocationDeleted(objectId: ObjectID(objectId), uniqueKey: uniqueKey, deletedAt: changed))
-        case .posted, .updated:
+        case .posted, .updated, .unhidden:
             change = .upserted(
                 StudentLocation(
                     objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName ?? "", lastName: lastName ?? "",

@@ -11,6 +11,12 @@ protocol LocationLog: Sendable {
     /// `EventStore.AppendError.versionConflict` unless the pin is at `expectedVersion`.
     func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
     func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
+    /// An operator's hide: the pin leaves the read model as with a deletion, at `expectedVersion + 1`.
+    func appendHidden(_ hidden: LocationHidden, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
+    /// An operator's unhide of a hidden pin (absent from the read model) whose stream is at `expectedVersion`.
+    func appendUnhidden(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
+    /// Every event of one pin's stream, oldest first.
+    func stream(_ objectId: ObjectID) async throws -> [RecordedEvent]
     /// The pin a post with this actor's idempotency key created, and the hash of that request's body.
     func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)?
     /// Events after `position`, in commit order, at most `limit`.
@@ -39,6 +45,16 @@ struct PostgresLocationLog: LocationLog {
     func appendDeleted(_ deletion: LocationDeleted, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         try await events.appendDeleted(deletion, expectedVersion: expectedVersion, metadata: metadata)
     }
+
+    func appendHidden(_ hidden: LocationHidden, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await events.appendHidden(hidden, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    func appendUnhidden(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try await events.appendUnhidden(location, expectedVersion: expectedVersion, metadata: metadata)
+    }
+
+    func stream(_ objectId: ObjectID) async throws -> [RecordedEvent] { try await events.stream(objectId) }
 
     func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)? {
         try await events.postedEvent(actorKey: actorKey, idempotencyKey: idempotencyKey)

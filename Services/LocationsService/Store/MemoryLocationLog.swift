@@ -61,6 +61,29 @@ final class MemoryLocationLog: LocationLog {
         }
     }
 
+    func appendHidden(_ hidden: LocationHidden, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try state.withLock { state in
+            guard let pin = state.pins[hidden.objectId], pin.version == expectedVersion else { throw EventStore.AppendError.versionConflict }
+            state.pins[hidden.objectId] = nil
+            return Self.record(&state, .hidden, version: pin.version + 1, change: .deleted(hidden.removal))
+        }
+    }
+
+    func appendUnhidden(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
+        try state.withLock { state in
+            let last = state.events.last { $0.change.objectId == location.objectId }
+            guard state.pins[location.objectId] == nil, last?.streamVersion == expectedVersion else {
+                throw EventStore.AppendError.versionConflict
+            }
+            state.pins[location.objectId] = ReadModel.Pin(location: location, version: expectedVersion + 1)
+            return Self.record(&state, .unhidden, version: expectedVersion + 1, change: .upserted(location))
+        }
+    }
+
+    func stream(_ objectId: ObjectID) async throws -> [RecordedEvent] {
+        state.withLock { state in state.events.filter { $0.change.objectId == objectId } }
+    }
+
     private static func record(_ state: inout State, _ type: LocationEventType, version: Int, change: LocationChange) -> LogPosition {
         let next = Int64(state.events.count + 1)
         let position = LogPosition(transactionId: next, position: next)

@@ -43,10 +43,9 @@ func withGateway(
     }
 }
 
-/// Another gateway replica on the fixture's database, in front of the same locations-service, on a socket.
-func withAnotherReplica(
-    of fixture: GatewayFixture, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
-) async throws {
+/// A second gateway on the fixture's database and locations-service, on a real socket: another replica, as
+/// behind a load balancer.
+func withSecondReplica(of fixture: GatewayFixture, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
     var configuration = try GatewayConfiguration.fromEnvironment([
         "DATABASE_URL": fixture.database.url, "LOCATIONS_URL": "http://127.0.0.1:\(fixture.locations.port)",
         "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",

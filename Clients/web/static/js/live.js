@@ -1,7 +1,7 @@
 // Pin changes as they happen, from the gateway's Server-Sent Events. The browser reconnects by itself and
 // resumes with Last-Event-ID; a stream the server closed for good is reopened here, with a growing wait.
 
-const TYPES = ['LocationPosted', 'LocationUpdated', 'LocationDeleted'];
+const TYPES = ['LocationPosted', 'LocationUpdated', 'LocationDeleted', 'LocationHidden', 'LocationUnhidden'];
 
 export function followChanges({ onChange, onStatus }) {
   let source = null;

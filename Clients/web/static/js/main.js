@@ -65,7 +65,8 @@ function applyChange(type, data) {
     state.pending.push([type, data]);
     return;
   }
-  if (type === 'LocationDeleted') state.pins.delete(data.objectId);
+  // A pin an operator hid leaves the map as a deleted one does.
+  if (type === 'LocationDeleted' || type === 'LocationHidden') state.pins.delete(data.objectId);
   else upsert(data);
   draw();
 }

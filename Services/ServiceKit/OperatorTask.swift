@@ -1,0 +1,24 @@
+import Foundation
+
+/// What the operators' commands of both services (`moderate`, `accounts`) share: who is acting, and a
+/// refusal said in one line.
+public enum OperatorTask {
+    /// The operator named by `--operator`, else the user logged in (`SUDO_USER` under sudo, `USER`, `LOGNAME`),
+    /// else the process's user. Trimmed; nil when that leaves nothing or something no record should hold
+    /// (control characters, more than 100 characters).
+    public static func operatorName(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        let candidates = [given, environment["SUDO_USER"], environment["USER"], environment["LOGNAME"], NSUserName()]
+        guard let name = candidates.lazy.compactMap({ $0?.trimmingCharacters(in: .whitespacesAndNewlines) }).first(where: { !$0.isEmpty }),
+            name.count <= 100, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else { return nil }
+        return name
+    }
+
+    /// The actor key an operator's records carry, apart from every account's key (those are digits).
+    public static func actorKey(_ name: String) -> String { "operator:\(name)" }
+
+    /// `command: message` on standard error, for a task refused; the command then exits 1.
+    public static func refuse(_ command: String, _ message: String) {
+        FileHandle.standardError.write(Data("\(command): \(message)\n".utf8))
+    }
+}

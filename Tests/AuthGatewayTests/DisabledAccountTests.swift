@@ -1,0 +1,114 @@
+import HTTPTypes
+import HummingbirdTesting
+import OnTheMapShared
+import PostgresNIO
+import ServiceKit
+import TestSupport
+import Testing
+
+@testable import AuthGateway
+
+/// An operator disables an account (`auth-gateway accounts disable`) and enables it again.
+@Suite struct DisabledAccountTests {
+    /// `auth-gateway accounts ARGUMENTS…` on `database`, as an operator runs it beside the gateways.
+    static func accounts(_ arguments: [String], on database: TestDatabase) throws -> (status: Int32, output: String) {
+        try ServiceProcess.command("auth-gateway", ["accounts"] + arguments, environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "warning"])
+    }
+
+    static let login = #"{"udacity":{"username":"disabled@example.com","password":"correct horse battery"}}"#
+
+    @Test func aDisabledAccountsSessionIsRefusedOnEveryReplicaAndItCannotLogInUntilEnabled() async throws {
+        // Two gateways on one database, each holding the session in its cache before the account is disabled.
+        try await withGateway { first, fixture in
+            let student = try await first.signedUpAndLoggedIn("disabled@example.com")
+            try await withSecondReplica(of: fixture) { second in
+                _ = try await first.postPin(as: student)
+                _ = try await second.postPin(as: student)
+
+                let disabled = try Self.accounts(["disable", " Disabled@Example.COM", "--reason", "spam", "--operator", "ops"], on: fixture.database)
+                #expect(disabled.status == 0)
+                #expect(disabled.output == "disabled account \(student.key) (disabled@example.com): its sessions have ended and it cannot log in\n")
+                for replica in [first, second] {
+                    // Each replica hears of it by NOTIFY, a moment after the command commits.
+                    let refused = try await waitFor(within: .seconds(2)) {
+                        try await replica.send(.delete, "/v1/StudentLocation/none", headers: [student.bearer]).status == .unauthorized
+                    }
+                    #expect(refused != nil, "the disabled account's session still wrote 2 s after the command")
+                }
+                let post = try await second.send(
+                    .post, "/v1/StudentLocation", body: #"{"mapString":"x","mediaURL":"https://a.example","latitude":1,"longitude":1}"#,
+                    headers: [student.bearer])
+                #expect(post.status == .unauthorized)
+                #expect(post.body == #"{"code":209,"error":"Log in to post, change or delete a pin."}"#)
+
+                let refusedLogin = try await first.send(.post, "/v1/session", body: Self.login)
+                #expect(refusedLogin.status == .forbidden)
+                #expect(
+                    refusedLogin.body
+                        == ")]}'\n{\"status\":403,\"error\":\"This account has been disabled; ask the people who run this server to enable it.\"}")
+                // Only the right password learns that the account is disabled.
+                let wrong = try await second.send(
+                    .post, "/v1/session", body: #"{"udacity":{"username":"disabled@example.com","password":"wrong password"}}"#)
+                #expect(wrong.body == ")]}'\n{\"status\":403,\"error\":\"Account not found or invalid credentials.\"}")
+                let again = try await second.send(
+                    .post, "/v1/accounts", body: #"{"email":"disabled@example.com","password":"another password","firstName":"A","lastName":"B"}"#)
+                #expect(again.status == .conflict)
+                #expect(try Self.accounts(["disable", "disabled@example.com", "--operator", "ops"], on: fixture.database).status == 1)
+
+                let enabled = try Self.accounts(["enable", "disabled@example.com"], on: fixture.database)
+                #expect(enabled.status == 0)
+                #expect(enabled.output == "enabled account \(student.key) (disabled@example.com): it can log in again\n")
+                let back = try await second.logIn(student)
+                _ = try await first.postPin(as: back)
+                #expect(try await first.send(.delete, "/v1/StudentLocation/none", headers: [student.bearer]).status == .unauthorized)
+                let twice = try Self.accounts(["enable", "disabled@example.com"], on: fixture.database)
+                #expect(twice.status == 1)
+                #expect(twice.output == "auth-gateway: account \(student.key) (disabled@example.com) is not disabled\n")
+                let nobody = try Self.accounts(["disable", "nobody@example.com", "--operator", "ops"], on: fixture.database)
+                #expect(nobody.output == "auth-gateway: no account has the address nobody@example.com\n")
+            }
+        }
+    }
+
+    /// The stores behind it, in memory and in PostgreSQL, decide the same.
+    @Test(arguments: GatewayStoresKind.allCases)
+    func disablingEndsEverySessionAndRefusesNewOnesUntilEnabled(_ kind: GatewayStoresKind) async throws {
+        try await Self.withStores(kind) { stores in
+            let ada = try await stores.accounts.createLocal(
+                email: EmailAddress("Ada@example.com"), passwordHash: "unused", firstName: "Ada", lastName: "Lovelace")
+            let (token, _) = try await stores.sessions.create(for: ada, lifetime: .seconds(3600))
+            let key = EmailAddress(" ada@EXAMPLE.com").key
+
+            #expect(try await stores.accounts.disable(emailKey: key, by: "ops", reason: "spam") == .done(ada))
+            #expect(try await stores.sessions.account(tokenHash: token.hash) == nil)
+            #expect(try await stores.sessions.liveSessions(tokenHashes: [token.hash.hexString]).isEmpty)
+            await #expect(throws: SessionStoreError.accountDisabled) { try await stores.sessions.create(for: ada, lifetime: .seconds(3600)) }
+            #expect(try await stores.accounts.disable(emailKey: key, by: "ops", reason: nil) == .already(ada))
+
+            #expect(try await stores.accounts.enable(emailKey: key) == .done(ada))
+            #expect(try await stores.accounts.enable(emailKey: key) == .already(ada))
+            #expect(try await stores.sessions.account(tokenHash: token.hash) == nil, "the sessions it ended stay ended")
+            let (fresh, _) = try await stores.sessions.create(for: ada, lifetime: .seconds(3600))
+            #expect(try await stores.sessions.account(tokenHash: fresh.hash)?.account == ada)
+
+            #expect(try await stores.accounts.disable(emailKey: "nobody@example.com", by: "ops", reason: nil) == .noAccount)
+            let jarrod = Account(key: "3903878747", provider: "udacity", email: "Jarrod@Example.com", firstName: "Jarrod", lastName: "Parkes")
+            try await stores.accounts.upsertExternal(jarrod)
+            #expect(try await stores.accounts.disable(emailKey: EmailAddress("jarrod@example.com").key, by: "ops", reason: nil) == .done(jarrod))
+            await #expect(throws: SessionStoreError.accountDisabled) { try await stores.sessions.create(for: jarrod, lifetime: .seconds(3600)) }
+        }
+    }
+
+    static func withStores(_ kind: GatewayStoresKind, _ body: @escaping @Sendable (GatewayStores) async throws -> Void) async throws {
+        switch kind {
+        case .memory:
+            try await body(.inMemory(clock: SystemClock()))
+        case .postgres:
+            let database = try await TestDatabase.create()
+            try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
+                try await Migrations.migrator(client, logger: TestDatabase.logger).migrate()
+                try await body(.postgres(Database(client: client, logger: TestDatabase.logger), clock: SystemClock()))
+            }
+        }
+    }
+}
