@@ -85,3 +85,26 @@ ensure_toolchain() {
     command -v swift >/dev/null || { echo "swift is not installed (expected a Swift 6 toolchain on PATH)"; exit 1; }
     command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
 }
+
+# ensure_browser_tools [COMMAND=PACKAGE...]: headless Chromium, its driver, Debian's Leaflet and Python's
+# Selenium for the browser tests, and each COMMAND from its Debian PACKAGE; installs what is missing.
+ensure_browser_tools() {
+    local missing=() pair
+    command -v chromium >/dev/null || missing+=(chromium)
+    command -v chromedriver >/dev/null || missing+=(chromium-driver)
+    [ -f /usr/share/javascript/leaflet/leaflet.css ] || missing+=(libjs-leaflet)
+    for pair in "$@"; do command -v "${pair%%=*}" >/dev/null || missing+=("${pair#*=}"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "installing ${missing[*]}..." >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check selenium
+}
+
+# build_services: builds both services (debug) and prints the folder of their binaries.
+build_services() {
+    local product
+    for product in locations-service auth-gateway; do swift build -q --product "$product" >&2; done
+    swift build --show-bin-path
+}

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Geocoding
 import Hummingbird
+import HummingbirdCore
 import Logging
 import OnTheMapShared
 import PostgresNIO
@@ -30,10 +31,18 @@ func buildApplication(
     var services: [any Service] = [client]
     if let sessionAnnouncements = parts.sessionAnnouncements { services.append(sessionAnnouncements) }
     services += [HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, MemoryReturn()]
+    let server: HTTPServerBuilder
+    if let certificates = configuration.tls {
+        server = .https(
+            serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, certificates: certificates,
+            prepared: table.answer)
+        services.append(certificates.reloadOnHangUp(logger: logger))
+    } else {
+        server = .http1(serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: table.answer)
+    }
     var app = Application(
         router: routes.router,
-        server: .http1(
-            serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: table.answer),
+        server: server,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         services: services,
         logger: logger)
@@ -53,7 +62,7 @@ func buildRouter(
     let router = Router(context: GatewayRequestContext.self)
     let prepared = PreparedRoutes(router)
     router.middlewares.add(RequestIDMiddleware())
-    router.middlewares.add(ClientAddressMiddleware(trustedProxies: configuration.limits.trustedProxies))
+    router.middlewares.add(ClientConnectionMiddleware(trustedProxies: configuration.limits.trustedProxies, tls: configuration.tls != nil))
     let routes = UnknownRouteMiddleware.Routes()
     router.middlewares.add(UnknownRouteMiddleware(routes: routes))
     router.middlewares.add(LogRequestsMiddleware(.debug))

@@ -1,22 +1,35 @@
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import Synchronization
 
 /// The headers every answer carries, whichever door it leaves by, added in this one place for both: the
-/// router's answers on their way out, and the handler's own as they are rendered.
-public struct AnswerHeaders {
+/// router's answers on their way out, and the handler's own as they are rendered. An answer that reaches
+/// its client over HTTPS also carries `Strict-Transport-Security`.
+public struct AnswerHeaders: Sendable {
     /// A browser must never guess a type other than the one we name (a JSON answer that holds a
     /// student's text taken for HTML, say).
     public static let noSniff = (name: "X-Content-Type-Options", value: "nosniff")
+    /// A browser that has read this over HTTPS goes to the site by HTTPS only, for a year, and will not let
+    /// its user click through a certificate warning for it. Subdomains are left out: they may be other
+    /// people's servers.
+    public static let strictTransportSecurity = (name: "Strict-Transport-Security", value: "max-age=31536000")
 
     let serverName: String
+    /// Whether every answer on the connection reaches its client over HTTPS (TLS to this server).
+    let secure: Bool
     /// `\r\nServer: <name>\r\nX-Content-Type-Options: nosniff\r\n\r\n`: what ends a rendered head, after the date.
     private let trailer: [UInt8]
+    /// The same with `Strict-Transport-Security`, for answers over HTTPS.
+    private let secureTrailer: [UInt8]
 
-    init(serverName: String) {
+    public init(serverName: String, secure: Bool = false) {
         self.serverName = serverName
-        trailer = Array("\r\nServer: \(serverName)\r\n\(Self.noSniff.name): \(Self.noSniff.value)\r\n\r\n".utf8)
+        self.secure = secure
+        let common = "\r\nServer: \(serverName)\r\n\(Self.noSniff.name): \(Self.noSniff.value)\r\n"
+        trailer = Array((common + "\r\n").utf8)
+        secureTrailer = Array((common + "\(Self.strictTransportSecurity.name): \(Self.strictTransportSecurity.value)\r\n\r\n").utf8)
     }
 
     /// A router's answer: the date of this second (in place of the router's own), the server, no sniffing.
@@ -24,10 +37,24 @@ public struct AnswerHeaders {
         head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now)
         head.headers.replaceOrAdd(name: "Server", value: serverName)
         head.headers.replaceOrAdd(name: Self.noSniff.name, value: Self.noSniff.value)
+        if secure { head.headers.replaceOrAdd(name: Self.strictTransportSecurity.name, value: Self.strictTransportSecurity.value) }
     }
 
-    /// The head of one of the handler's answers, ready to send: its rendered head, then the same headers.
-    func render(_ answer: PreparedResponse, allocator: ByteBufferAllocator) -> ByteBuffer {
+    /// The same headers on an answer of the HTTP/2 channel, where every answer is the router's.
+    func stamp(_ response: inout HTTPResponse) {
+        response.headerFields[.date] = HTTPDate.now
+        response.headerFields[.server] = serverName
+        response.headerFields[Self.noSniffField] = Self.noSniff.value
+        if secure { response.headerFields[Self.strictTransportSecurityField] = Self.strictTransportSecurity.value }
+    }
+
+    static let noSniffField = HTTPField.Name(noSniff.name)!
+    static let strictTransportSecurityField = HTTPField.Name(strictTransportSecurity.name)!
+
+    /// The head of one of the handler's answers, ready to send: its rendered head, then the same headers
+    /// (`secure`: the answer reaches its client over HTTPS, on this connection or through a trusted proxy).
+    func render(_ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let trailer = secure || self.secure ? secureTrailer : trailer
         var head = allocator.buffer(capacity: answer.head.readableBytes + 48 + trailer.count)
         head.writeImmutableBuffer(answer.head)
         head.writeStaticString("Date: ")

@@ -31,6 +31,12 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     private let headers: AnswerHeaders
     private let answered: Answered
     private let logger: Logger
+    /// Whose `X-Forwarded-Proto` is believed; nil when nobody's is.
+    private let forwarded: ForwardedScheme?
+    /// The connection comes from a proxy `forwarded` trusts: each request's scheme is the one it names.
+    private var fromTrustedProxy = false
+    /// The request being answered reached its client over HTTPS, by the trusted proxy's word.
+    private var forwardedHTTPS = false
     /// The route and start of the request this handler is answering, for `answered`.
     private var taken: (route: String, since: ContinuousClock.Instant)?
     /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
@@ -43,14 +49,21 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     /// Completes when the connection's first turn has come: a stream opened, or anything for the router.
     public private(set) var holder: EventLoopFuture<PreparedConnectionHolder>?
 
-    public init(serverName: String, logger: Logger, prepared: @escaping PreparedAnswer, answered: @escaping Answered) {
+    /// `secure`: the connection is TLS to this server, so every answer carries `Strict-Transport-Security`;
+    /// `forwarded`: the proxies whose word on the client's scheme is taken, request by request.
+    public init(
+        serverName: String, logger: Logger, secure: Bool = false, forwarded: ForwardedScheme? = nil, prepared: @escaping PreparedAnswer,
+        answered: @escaping Answered
+    ) {
         state = PreparedConnectionState(prepared: prepared)
-        headers = AnswerHeaders(serverName: serverName)
+        headers = AnswerHeaders(serverName: serverName, secure: secure)
         self.answered = answered
         self.logger = logger
+        self.forwarded = forwarded
     }
 
     public func handlerAdded(context: ChannelHandlerContext) {
+        fromTrustedProxy = forwarded?.trusts(context.channel.remoteAddress) ?? false
         output = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
         let holding = context.eventLoop.makePromise(of: PreparedConnectionHolder.self)
         self.holding = holding
@@ -69,7 +82,12 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        perform(state.receive(unwrapInboundIn(data)), context: context)
+        let part = unwrapInboundIn(data)
+        let action = state.receive(part)
+        if fromTrustedProxy, case .take = action, case .head(let head) = part {
+            forwardedHTTPS = ForwardedScheme.isHTTPS(head.headers[canonicalForm: ForwardedScheme.header]) ?? false
+        }
+        perform(action, context: context)
     }
 
     private func perform(_ action: PreparedConnectionState.Action, context: ChannelHandlerContext) {
@@ -114,7 +132,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
 
     /// The head of a stream's answer, reported as answered when it is written: the stream's body never ends.
     private func write(head: PreparedResponse, context: ChannelHandlerContext) {
-        (output ?? context).writeAndFlush(NIOAny(headers.render(head, allocator: context.channel.allocator)), promise: nil)
+        (output ?? context).writeAndFlush(NIOAny(headers.render(head, secure: forwardedHTTPS, allocator: context.channel.allocator)), promise: nil)
         if let taken { answered(taken.route, head.status, taken.since) }
         taken = nil
     }
@@ -123,7 +141,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     /// shutting down, lets the connection close).
     private func write(_ answer: PreparedResponse, context: ChannelHandlerContext) {
         let output = self.output ?? context
-        output.write(NIOAny(headers.render(answer, allocator: context.channel.allocator)), promise: nil)
+        output.write(NIOAny(headers.render(answer, secure: forwardedHTTPS, allocator: context.channel.allocator)), promise: nil)
         if let body = answer.body { output.write(NIOAny(body), promise: nil) }
         output.flush()
         if let taken { answered(taken.route, answer.status, taken.since) }

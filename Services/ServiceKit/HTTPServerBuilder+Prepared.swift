@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import PreparedHTTP
 
 extension HTTPServerBuilder {
@@ -17,16 +18,42 @@ extension HTTPServerBuilder {
         serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(),
         prepared: @escaping PreparedAnswer
     ) -> HTTPServerBuilder {
-        let perAddress = ConnectionsPerAddress(limit: limits.connectionsPerAddress)
+        let handlers = preparedHandlers(serverName: serverName, counters: counters, logger: logger, limits: limits, secure: false, prepared: prepared)
         return HTTPServerBuilder { responder in
-            HTTP1ChannelWithPreparedAnswers(responder: responder) {
-                [
-                    ConnectionGuard(limits: limits, perAddress: perAddress, logger: logger),
-                    PreparedResponseHandler(
-                        serverName: serverName, logger: logger, prepared: prepared,
-                        answered: { route, status, since in counters.answered(route: route, status: status, since: since, door: .prepared) }),
-                ]
-            }
+            HTTP1ChannelWithPreparedAnswers(responder: responder, handlers: handlers)
+        }
+    }
+
+    /// HTTPS with `certificates`: HTTP/1.1 as `http1` serves it, the door before the router included, or
+    /// HTTP/2 when the client asks for it by ALPN (every request through the router, whose door of each
+    /// prepared route answers the same). A client has `limits.headerTimeout` to finish the TLS handshake; an
+    /// HTTP/2 connection with no open stream is closed after `limits.idleTimeout`.
+    public static func https(
+        serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(), certificates: TLSCertificates,
+        prepared: @escaping PreparedAnswer
+    ) -> HTTPServerBuilder {
+        let handlers = preparedHandlers(serverName: serverName, counters: counters, logger: logger, limits: limits, secure: true, prepared: prepared)
+        return HTTPServerBuilder { responder in
+            HTTPSChannelWithPreparedAnswers(
+                responder: responder, serverName: serverName, tls: { certificates.context }, handshakeTimeout: limits.headerTimeout,
+                idleTimeout: limits.idleTimeout, http1Handlers: handlers, http2Handlers: { [] })
+        }
+    }
+
+    /// An HTTP/1.1 connection's handlers after the parser: `ConnectionGuard`, then the door before the router.
+    private static func preparedHandlers(
+        serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits, secure: Bool,
+        prepared: @escaping PreparedAnswer
+    ) -> @Sendable () -> [any ChannelHandler] {
+        let perAddress = ConnectionsPerAddress(limit: limits.connectionsPerAddress)
+        let forwarded = limits.trustedProxies.forwardedScheme
+        return {
+            [
+                ConnectionGuard(limits: limits, perAddress: perAddress, logger: logger),
+                PreparedResponseHandler(
+                    serverName: serverName, logger: logger, secure: secure, forwarded: forwarded, prepared: prepared,
+                    answered: { route, status, since in counters.answered(route: route, status: status, since: since, door: .prepared) }),
+            ]
         }
     }
 }

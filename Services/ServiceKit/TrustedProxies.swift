@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PreparedHTTP
 
 /// The proxies (a load balancer, Docker's port publishing) whose `X-Forwarded-For` tells who the client
 /// is. Anyone else's header is ignored: a client could write any address into it.
@@ -51,6 +52,19 @@ public struct TrustedProxies: Sendable, Equatable {
     public func contains(_ address: String) -> Bool {
         guard !ranges.isEmpty, let bytes = Self.bytes(of: address) else { return false }
         return ranges.contains { $0.contains(bytes) }
+    }
+
+    /// Whose `X-Forwarded-Proto` the door before the router believes: these proxies'; nil when there are none.
+    public var forwardedScheme: ForwardedScheme? {
+        guard !isEmpty else { return nil }
+        return ForwardedScheme { [self] peer in peer?.ipAddress.map(contains) ?? false }
+    }
+
+    /// Whether the client reached us over HTTPS: from a trusted proxy, as its `X-Forwarded-Proto` says
+    /// (`direct` when it says nothing we know); from anyone else, `direct`, how they reached us.
+    public func isHTTPS(peer: String?, forwardedProto: [String], direct: Bool) -> Bool {
+        guard let peer, contains(peer) else { return direct }
+        return ForwardedScheme.isHTTPS(forwardedProto) ?? direct
     }
 
     /// The client's address: the socket's peer, or, when the peer is a trusted proxy, the nearest address in

@@ -4,6 +4,7 @@
 #   web_stack_start BIN_DIR WORK_DIR   sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
 #                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
 #   web_stack_stop [LOG_DIR]
+#   web_stack_unittest FOLDER MODULE.CLASS OUTPUT [TEST...]
 
 STACK_PIDS=()
 
@@ -70,4 +71,20 @@ web_stack_stop() {
         rm -rf "$STACK_PG_DATA" "$STACK_PG_DATA.initdb.log"
     fi
     return 0
+}
+
+# web_stack_unittest FOLDER MODULE.CLASS OUTPUT [TEST...]: runs the Python suite in FOLDER/MODULE.py (or only the
+# named tests of CLASS) against the stack, its screenshots and logs in OUTPUT ($TEST_OUTPUT); when it fails,
+# shows the end of the services' logs. Returns the suite's status.
+web_stack_unittest() {
+    local folder=$1 suite=$2 output=$3 status=0
+    shift 3
+    local tests=("${suite%%.*}.py")
+    [ $# -gt 0 ] && tests=("${@/#/$suite.}")
+    (cd "$folder" && TEST_OUTPUT="$output" python3 -m unittest -v "${tests[@]}") || status=$?
+    if [ $status -ne 0 ]; then
+        echo "$folder: tests failed; the services' logs:"
+        tail -n 20 "$output"/*.log
+    fi
+    return $status
 }

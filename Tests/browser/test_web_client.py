@@ -20,7 +20,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 GATEWAY = os.environ["STACK_GATEWAY"]
 GATEWAY_NO_TILES = os.environ["STACK_GATEWAY_NO_TILES"]
-OUTPUT = os.environ.get("BROWSER_TEST_OUTPUT", "test-output/browser")
+OUTPUT = os.environ.get("TEST_OUTPUT", "test-output/browser")
 PASSWORD = "correct horse battery"
 HOSTILE = "<img src=x onerror=alert(1)>"
 SESSION_COOKIE = "onthemap_session"

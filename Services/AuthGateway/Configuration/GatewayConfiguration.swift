@@ -34,6 +34,8 @@ struct GatewayConfiguration: Sendable {
     var limits = ConnectionLimits()
     /// Live streams open at once from one client address (`MAX_STREAMS_PER_CLIENT`).
     var streamsPerClient = defaultStreamsPerClient
+    /// The certificate and key to serve HTTPS with (`TLS_CERT`, `TLS_KEY`); plain HTTP without them.
+    var tls: TLSCertificates?
     /// How often every live stream gets a comment line, so that proxies keep a quiet one open.
     var liveHeartbeat: Duration = .seconds(15)
 
@@ -46,7 +48,7 @@ struct GatewayConfiguration: Sendable {
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
-    /// `MAX_STREAMS_PER_CLIENT`, `TRUSTED_PROXIES`, `WRITE_BURST` and `WRITE_INTERVAL`.
+    /// `MAX_STREAMS_PER_CLIENT`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST` and `WRITE_INTERVAL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
         let locationsText = try reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081")
@@ -78,6 +80,7 @@ struct GatewayConfiguration: Sendable {
         configuration.streamsPerClient = try reader.positiveInteger("MAX_STREAMS_PER_CLIENT", default: defaultStreamsPerClient)
         configuration.writeLimit.burst = try reader.positiveInteger("WRITE_BURST", default: configuration.writeLimit.burst)
         configuration.writeLimit.interval = try duration("WRITE_INTERVAL", reader["WRITE_INTERVAL"]) ?? configuration.writeLimit.interval
+        configuration.tls = try reader.tlsCertificates()
         return configuration
     }
 

@@ -28,7 +28,7 @@ struct SessionController: Sendable {
         var headers = HTTPFields()
         SessionCookies.set(
             on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue,
-            maxAge: Int(lifetime.components.seconds))
+            maxAge: Int(lifetime.components.seconds), secure: context.isHTTPS)
         return SessionWire.response(json.buffer, headers: headers)
     }
 
@@ -50,7 +50,7 @@ struct SessionController: Sendable {
         json.endObject()
         json.endObject()
         var headers = HTTPFields()
-        SessionCookies.clear(on: &headers)
+        SessionCookies.clear(on: &headers, secure: context.isHTTPS)
         return SessionWire.response(json.buffer, headers: headers)
     }
 

@@ -24,16 +24,20 @@ enum SessionCookies {
     }
 
     /// `XSRF-TOKEN` readable by scripts (some clients force-unwrap it), and the session itself HttpOnly.
-    static func set(on headers: inout HTTPFields, token: SessionToken, xsrf: String, maxAge: Int) {
-        headers[values: .setCookie].append(
-            Cookie(name: self.xsrf, value: xsrf, maxAge: maxAge, path: "/", httpOnly: false, sameSite: .lax).description)
-        headers[values: .setCookie].append(
-            Cookie(name: session, value: token.rawValue, maxAge: maxAge, path: "/", httpOnly: true, sameSite: .lax).description)
+    /// `secure`: the client's connection is HTTPS, so the browser must never send them over plain HTTP (a
+    /// network attacker could otherwise lure it to `http://` and read the session there).
+    static func set(on headers: inout HTTPFields, token: SessionToken, xsrf: String, maxAge: Int, secure: Bool) {
+        headers[values: .setCookie].append(cookie(self.xsrf, xsrf, maxAge: maxAge, httpOnly: false, secure: secure))
+        headers[values: .setCookie].append(cookie(session, token.rawValue, maxAge: maxAge, httpOnly: true, secure: secure))
     }
 
-    static func clear(on headers: inout HTTPFields) {
-        headers[values: .setCookie].append(Cookie(name: xsrf, value: "", maxAge: 0, path: "/", httpOnly: false, sameSite: .lax).description)
-        headers[values: .setCookie].append(Cookie(name: session, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .lax).description)
+    static func clear(on headers: inout HTTPFields, secure: Bool) {
+        headers[values: .setCookie].append(cookie(xsrf, "", maxAge: 0, httpOnly: false, secure: secure))
+        headers[values: .setCookie].append(cookie(session, "", maxAge: 0, httpOnly: true, secure: secure))
+    }
+
+    private static func cookie(_ name: String, _ value: String, maxAge: Int, httpOnly: Bool, secure: Bool) -> String {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: secure, httpOnly: httpOnly, sameSite: .lax).description
     }
 }
 

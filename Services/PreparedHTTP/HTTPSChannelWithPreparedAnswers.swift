@@ -1,0 +1,149 @@
+import HTTPTypes
+import HummingbirdCore
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOHTTPTypes
+import NIOSSL
+import NIOTLS
+
+/// HTTPS: TLS, then the protocol the client chose by ALPN, on the same connection.
+///
+/// Each new connection takes the TLS context `tls` holds at that moment, so a renewed certificate is served
+/// to new connections while open ones keep the one they began with. On `http/1.1` (or when the client names
+/// no protocol) the connection is the plain one's, the door before the router included
+/// (`HTTP1ChannelWithPreparedAnswers`), so HTTP/1.1 keeps its speed. On `h2` it is Hummingbird's HTTP/2
+/// channel: every request goes through the router, whose door of each route declared with an early answer
+/// gives the same answer (a live stream included, as the response body of its HTTP/2 stream), and every
+/// answer gets the headers the door before the router would have added (`AnswerHeaders`).
+public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHandler {
+    /// The connection once its protocol is known.
+    public struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<Negotiated>
+        public let channel: any Channel
+    }
+
+    enum Negotiated: Sendable {
+        case http1(HTTP1ChannelWithPreparedAnswers.Value)
+        case http2(HTTP2Channel.Value)
+    }
+
+    /// What ALPN offers, best first.
+    public static let applicationProtocols = ["h2", "http/1.1"]
+
+    private let http1: HTTP1ChannelWithPreparedAnswers
+    private let http2: HTTP2Channel
+    private let tls: @Sendable () -> NIOSSLContext
+    private let handshakeTimeout: TimeAmount
+    private let http2Handlers: @Sendable () -> [any ChannelHandler]
+
+    /// - Parameters:
+    ///   - tls: the TLS context for a new connection.
+    ///   - handshakeTimeout: how long a client has to finish the TLS handshake.
+    ///   - idleTimeout: how long an HTTP/2 connection with no open stream is kept.
+    ///   - http1Handlers: an HTTP/1.1 connection's handlers after the HTTP parser, as for plain HTTP.
+    ///   - http2Handlers: an HTTP/2 connection's handlers, between TLS and the HTTP/2 framing.
+    public init(
+        responder: @escaping HTTPChannelHandler.Responder, serverName: String, tls: @escaping @Sendable () -> NIOSSLContext,
+        handshakeTimeout: Duration, idleTimeout: Duration,
+        http1Handlers: @escaping @Sendable () -> [any ChannelHandler], http2Handlers: @escaping @Sendable () -> [any ChannelHandler]
+    ) {
+        http1 = HTTP1ChannelWithPreparedAnswers(responder: responder, handlers: http1Handlers)
+        let headers = AnswerHeaders(serverName: serverName, secure: true)
+        http2 = HTTP2Channel(
+            responder: responder,
+            configuration: .init(idleTimeout: idleTimeout, streamConfiguration: .init(additionalChannelHandlers: [HTTP2AnswerHeaders(headers)])))
+        self.tls = tls
+        self.handshakeTimeout = TimeAmount(handshakeTimeout)
+        self.http2Handlers = http2Handlers
+    }
+
+    public var responder: HTTPChannelHandler.Responder { http1.responder }
+
+    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(NIOSSLServerHandler(context: tls()))
+            try pipeline.addHandler(TLSHandshakeDeadline(timeout: handshakeTimeout))
+            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result, channel in
+                switch result {
+                case .negotiated("h2"):
+                    return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandlers(http2Handlers()) }
+                        .flatMap { http2.setup(channel: channel, logger: logger) }
+                        .map { .http2($0) }
+                default:
+                    return http1.setup(channel: channel, logger: logger).map { .http1($0) }
+                }
+            }
+            try pipeline.addHandler(negotiation)
+            return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
+        }
+    }
+
+    public func handle(value: Value, logger: Logger) async {
+        let negotiated: Negotiated
+        do {
+            negotiated = try await withTaskCancellationHandler {
+                try await value.negotiated.get()
+            } onCancel: {
+                value.channel.close(promise: nil)
+            }
+        } catch {
+            logger.debug("TLS connection ended before its protocol was chosen", metadata: ["error": "\(error)"])
+            return
+        }
+        switch negotiated {
+        case .http1(let connection): await http1.handle(value: connection, logger: logger)
+        case .http2(let connection): await http2.handle(value: connection, logger: logger)
+        }
+    }
+}
+
+/// Closes a connection whose TLS handshake has not finished in time (a client that opens a connection and
+/// sends nothing, or a byte now and then), then leaves the pipeline.
+final class TLSHandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Any
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) { self.timeout = timeout }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) { loopBound.value.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        context.fireUserInboundEventTriggered(event)
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            deadline?.cancel()
+            deadline = nil
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
+    }
+}
+
+/// On each HTTP/2 stream: the headers `AnswerHeaders` adds to every answer, on the router's answers (the
+/// only ones on HTTP/2).
+final class HTTP2AnswerHeaders: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let headers: AnswerHeaders
+
+    init(_ headers: AnswerHeaders) { self.headers = headers }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head(var response) = unwrapOutboundIn(data), response.status.code >= 200 else {
+            return context.write(data, promise: promise)
+        }
+        headers.stamp(&response)
+        context.write(wrapOutboundOut(.head(response)), promise: promise)
+    }
+}
