@@ -230,10 +230,12 @@ class Benchmarks:
         actors = [actor_header(5550001000 + i, first, "Student") for i, first in enumerate(FIRST_NAMES)]
         post_args = ["-s", "bench/post.lua", "--", self.token, *actors]
 
-        # The gateway in front of the same service, with one session.
+        # The gateway in front of the same service, with a session for each of as many students as the
+        # service's own load posts as.
         gateway = self.start("bench_gateway_post", "gateway-post.log", "rss_gw_post_idle_kb", service)
-        session = student_session(gateway, "bench@example.com", "bench-password", "Bench", "Mark")
-        gateway_args = ["-s", "bench/gateway-post.lua", "--", session]
+        sessions = [student_session(gateway, f"{first.lower()}@example.com", "bench-password", first, "Student")
+                    for first in FIRST_NAMES]
+        gateway_args = ["-s", "bench/gateway-post.lua", "--", *sessions]
 
         # pgbench runs one POST's transaction (bench/append.sql) in a database of its own.
         self.pg.create_database("bench_post_pgbench")

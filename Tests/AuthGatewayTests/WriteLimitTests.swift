@@ -88,6 +88,26 @@ import Testing
         }
     }
 
+    /// With a large burst a replica takes writes from the shared count several at a time (a lease), and asks
+    /// the database once for many: still never more than the burst in all.
+    @Test func writesTakenSeveralAtATimeNeverAddUpToMoreThanTheBurst() async throws {
+        try await withGatewayRouter(over: .postgres, clock: ManualClock(), pinsPerStudent: 1_000, configure: { $0.writeLimit.burst = 320 }) {
+            client, _ in
+            let student = try await client.signedUpAndLoggedIn("lease@example.com")
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<400 {
+                    group.addTask { try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [student.bearer]).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let letThrough = statuses.filter { $0 == .ok }.count
+            #expect(letThrough <= 320, "\(letThrough) let through")
+            #expect(letThrough > 250, "\(letThrough) let through: writes counted but never let through")
+            #expect(statuses.filter { $0 == .tooManyRequests }.count == 400 - letThrough)
+            #expect(try await client.pins().count == min(letThrough, 100), "the list shows the newest 100")
+        }
+    }
+
     @Test func aClientAddressHasFourStudentsWorthOfWrites() async throws {
         try await withGatewayRouter(clock: ManualClock(), peer: "198.51.100.7") { client, _ in
             for index in 0..<4 {

@@ -177,20 +177,24 @@ enum Migrations {
                 """,
                 """
                 -- Decides a batch of writes in order, each with its subjects: `request_subjects[i]` belongs to write
-                -- `request_numbers[i]` and has a burst of `subject_bursts[i]` writes, then one per
-                -- `subject_intervals_ms[i]`. Answers, for each write number in ascending order, 0 when it is let
-                -- through (and counted against each of its subjects), or the seconds until it would be (at least 1).
-                -- Advisory locks taken in one order per subject make batches from every replica decide in turn.
+                -- `request_numbers[i]`, has a burst of `subject_bursts[i]` writes, then one per
+                -- `subject_intervals_ms[i]`, and the write asks for up to `request_wants[i]` (the same for each of
+                -- its subjects): one, or more that its replica keeps for the next writes of the same subjects (a
+                -- lease). Answers, for each write number in ascending order, the writes granted (at least 1, as
+                -- many as every subject has left up to what was asked, and counted against each), or minus the
+                -- seconds until one would be. Advisory locks taken in one order per subject make batches from
+                -- every replica decide in turn.
                 CREATE FUNCTION auth.take_writes(
                     request_subjects text[], request_numbers integer[], subject_bursts integer[], subject_intervals_ms bigint[],
-                    moment timestamptz
+                    request_wants integer[], moment timestamptz
                 )
                 RETURNS integer[] LANGUAGE plpgsql AS $$
                 DECLARE
                     lock_key bigint;
                     request integer;
+                    granted integer;
                     wait integer;
-                    waits integer[] := '{}';
+                    answers integer[] := '{}';
                 BEGIN
                     FOR lock_key IN SELECT DISTINCT hashtextextended(s, 0) FROM unnest(request_subjects) AS s ORDER BY 1 LOOP
                         PERFORM pg_advisory_xact_lock(lock_key);
@@ -200,27 +204,30 @@ enum Migrations {
                         DELETE FROM auth.write_allowances WHERE next_at < moment;
                     END IF;
                     FOR request IN SELECT DISTINCT unnest(request_numbers) ORDER BY 1 LOOP
-                        SELECT max(ceil(extract(epoch FROM
-                                   allowance.next_at - make_interval(secs => (asked.burst - 1) * asked.interval_ms / 1000.0) - moment)))::integer
-                        INTO wait
-                        FROM unnest(request_subjects, request_numbers, subject_bursts, subject_intervals_ms)
-                                AS asked (subject, number, burst, interval_ms)
-                        JOIN auth.write_allowances AS allowance ON allowance.subject = asked.subject
-                        WHERE asked.number = request
-                          AND allowance.next_at - make_interval(secs => (asked.burst - 1) * asked.interval_ms / 1000.0) > moment;
-                        IF wait IS NULL THEN
+                        -- `owed`: how far ahead of now the subject's time is, in milliseconds (0 with no row).
+                        SELECT least(min(asked.want), min(floor(((asked.burst - 1) * asked.interval_ms - owed.ms) / asked.interval_ms) + 1))::integer,
+                               max(ceil((owed.ms - (asked.burst - 1) * asked.interval_ms) / 1000.0))::integer
+                        INTO granted, wait
+                        FROM unnest(request_subjects, request_numbers, subject_bursts, subject_intervals_ms, request_wants)
+                                AS asked (subject, number, burst, interval_ms, want)
+                        LEFT JOIN auth.write_allowances AS allowance ON allowance.subject = asked.subject
+                        CROSS JOIN LATERAL (
+                            SELECT greatest(coalesce(extract(epoch FROM allowance.next_at - moment) * 1000, 0), 0) AS ms
+                        ) AS owed
+                        WHERE asked.number = request;
+                        IF granted >= 1 THEN
                             INSERT INTO auth.write_allowances AS allowance (subject, next_at)
-                            SELECT asked.subject, moment + make_interval(secs => asked.interval_ms / 1000.0)
+                            SELECT asked.subject, moment + make_interval(secs => granted * asked.interval_ms / 1000.0)
                             FROM unnest(request_subjects, request_numbers, subject_intervals_ms) AS asked (subject, number, interval_ms)
                             WHERE asked.number = request
                             ON CONFLICT (subject) DO UPDATE
                                 SET next_at = greatest(allowance.next_at, moment) + (excluded.next_at - moment);
-                            waits := waits || 0;
+                            answers := answers || granted;
                         ELSE
-                            waits := waits || greatest(wait, 1);
+                            answers := answers || -greatest(wait, 1);
                         END IF;
                     END LOOP;
-                    RETURN waits;
+                    RETURN answers;
                 END
                 $$
                 """,

@@ -19,7 +19,11 @@ protocol WriteAllowanceStore: Sendable {
 
 /// `auth.write_allowances`, decided by `auth.take_writes`. Writes that arrive while a batch is being
 /// decided wait and go together in the next one, as one statement: under load one round trip to the
-/// database decides many writes, and a lone write waits for nothing.
+/// database decides many writes, and a lone write waits for nothing. Where a policy's burst is large
+/// (`WriteLimit.Policy.leaseSize`), a write takes several of its subjects' writes at once and this replica
+/// lets the next writes of the same subjects through on those, for `leaseLifetime`, without asking again:
+/// every write is still counted in the database before it is let through, so the replicas together never
+/// let through more than the limit.
 ///
 /// While this replica does not hear its database (its `LISTEN` connection is lost), it counts on its own, in
 /// memory: students whose sessions this replica holds keep writing through an outage of the gateway's
@@ -38,7 +42,26 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
         var queue: [Asking] = []
         var deciding = false
         var listening = true
+        /// Writes counted and not yet let through, by the subjects they were counted against.
+        var leases: [[String]: Lease] = [:]
     }
+
+    private struct Lease {
+        var remaining: Int
+        let until: ContinuousClock.Instant
+    }
+
+    /// What becomes of a write as it is asked for.
+    private enum Taking {
+        /// Decided in memory: the database is not heard.
+        case local
+        /// Let through on writes this replica already counted.
+        case leased
+        /// Queued for the next batch; `starts` when no batch is being decided.
+        case queued(starts: Bool)
+    }
+
+    static let leaseLifetime = Duration.seconds(1)
 
     private let database: Database
     private let local = MemoryWriteAllowanceStore()
@@ -54,16 +77,21 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
 
     func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int? {
         let counted: Int?? = try await withCheckedThrowingContinuation { continuation in
-            let starts = state.withLock { state -> Bool? in
-                if !state.listening { return nil }
+            let taking = state.withLock { state -> Taking in
+                if !state.listening { return .local }
+                let names = subjects.map(\.name)
+                if let lease = state.leases[names], lease.remaining > 0, lease.until > .now {
+                    state.leases[names]?.remaining -= 1
+                    return .leased
+                }
                 state.queue.append(Asking(subjects: subjects, moment: moment, continuation: continuation))
                 defer { state.deciding = true }
-                return !state.deciding
+                return .queued(starts: !state.deciding)
             }
-            switch starts {
-            case nil: continuation.resume(returning: .none)
-            case true: Task { await self.decideWhileAsked() }
-            case false: break
+            switch taking {
+            case .local: continuation.resume(returning: .none)
+            case .leased: continuation.resume(returning: .some(nil))
+            case .queued(let starts): if starts { Task { await self.decideWhileAsked() } }
             }
         }
         guard let counted else { return try await local.take(subjects, at: moment) }
@@ -96,16 +124,30 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     private func decide(_ batch: [Asking], at moment: Timestamp) async {
         let subjects = batch.flatMap(\.subjects)
         let numbers = batch.enumerated().flatMap { number, asking in Array(repeating: Int32(number), count: asking.subjects.count) }
+        // The first write of its subjects in the batch asks for a lease; the others for themselves.
+        var asked = Set<[String]>()
+        let wants = batch.flatMap { asking in
+            let want = asked.insert(asking.subjects.map(\.name)).inserted ? asking.subjects.map(\.policy.leaseSize).min() ?? 1 : 1
+            return Array(repeating: Int32(want), count: asking.subjects.count)
+        }
         do {
             let rows = try await database.write(
                 """
                 SELECT auth.take_writes(
                     \(subjects.map(\.name))::text[], \(numbers)::integer[], \(subjects.map { Int32($0.policy.burst) })::integer[],
-                    \(subjects.map(\.policy.intervalMilliseconds))::bigint[], \(moment.iso8601)::timestamptz)
+                    \(subjects.map(\.policy.intervalMilliseconds))::bigint[], \(wants)::integer[], \(moment.iso8601)::timestamptz)
                 """)
-            let waits = try rows.first?.decode([Int32].self) ?? []
-            guard waits.count == batch.count else { throw PostgresWriteAllowanceMissing() }
-            for (asking, wait) in zip(batch, waits) { asking.continuation.resume(returning: .some(wait == 0 ? nil : Int(wait))) }
+            let answers = try rows.first?.decode([Int32].self) ?? []
+            guard answers.count == batch.count else { throw PostgresWriteAllowanceMissing() }
+            let leased = zip(batch, answers).filter { $1 > 1 }.map { ($0.subjects.map(\.name), Int($1) - 1) }
+            if !leased.isEmpty {
+                let until = ContinuousClock.now + Self.leaseLifetime
+                state.withLock { state in
+                    state.leases = state.leases.filter { $0.value.until > .now }
+                    for (names, remaining) in leased { state.leases[names] = Lease(remaining: remaining, until: until) }
+                }
+            }
+            for (asking, answer) in zip(batch, answers) { asking.continuation.resume(returning: .some(answer > 0 ? nil : Int(-answer))) }
         } catch {
             for asking in batch { asking.continuation.resume(throwing: error) }
         }

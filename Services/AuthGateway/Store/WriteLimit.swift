@@ -16,6 +16,11 @@ struct WriteLimit: Sendable {
             interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
         }
 
+        /// How many writes a replica takes at once from the shared count: one while the burst is small (each
+        /// write is then decided alone, exactly), more for large bursts, so a replica asks the database once
+        /// for many writes (at most a sixteenth of the burst, and 64).
+        var leaseSize: Int { max(1, min(64, burst / 16)) }
+
         /// A client address's share: as many students' worth as `addressShare` says.
         var perAddress: Policy { Policy(burst: burst * WriteLimit.addressShare, interval: interval / WriteLimit.addressShare) }
     }
