@@ -160,7 +160,7 @@ enum Migrations {
                 END
                 $$
                 """,
-                PinCap.recount[1],
+                "INSERT INTO locations.pin_counts (unique_key, pins) SELECT unique_key, count(*) FROM locations.pins GROUP BY unique_key",
                 PinCap.triggers[0],
                 PinCap.triggers[1],
                 """
@@ -193,9 +193,12 @@ enum PinCap {
         """,
     ]
 
+    /// The counts made anew from the read model's table, as one table written whole and then indexed (a
+    /// replay swaps them in with the table they count, while appends wait).
     static let recount = [
-        "DELETE FROM locations.pin_counts",
-        "INSERT INTO locations.pin_counts (unique_key, pins) SELECT unique_key, count(*) FROM locations.pins GROUP BY unique_key",
+        "DROP TABLE locations.pin_counts",
+        "CREATE TABLE locations.pin_counts AS SELECT unique_key, count(*)::integer AS pins FROM locations.pins GROUP BY unique_key",
+        "ALTER TABLE locations.pin_counts ADD PRIMARY KEY (unique_key), ALTER COLUMN pins SET NOT NULL",
     ]
 
     /// Tells the database the cap this service was started with (every replica of a deployment has the same).
