@@ -31,6 +31,8 @@ import uuid
 
 PASSWORD = "correct horse battery"
 INTERNAL_TOKEN = secrets.token_urlsafe(32)
+# A killed service is started again at once: it must be serving within this long (an unoptimised build, on a busy machine).
+RESTART_SECONDS = 10
 
 
 def free_port():
@@ -373,7 +375,7 @@ def scenario_kill_locations(args, folder, checks):
         load = Load(stack)
         kills, downtime = 0, []
         deadline = time.monotonic() + args.seconds
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline or kills < 3:
             time.sleep(2.5)
             stack.locations.kill9()
             kills += 1
@@ -383,7 +385,9 @@ def scenario_kill_locations(args, folder, checks):
             downtime.append(time.monotonic() - began)
         time.sleep(1)
         checks.figures.update(kills=kills, restart_seconds_max=round(max(downtime), 2))
-        checks.expect(kills >= 3, f"locations-service killed with SIGKILL {kills} times")
+        checks.expect(max(downtime) < RESTART_SECONDS,
+                      f"locations-service killed with SIGKILL {kills} times, each ready again within {RESTART_SECONDS} s"
+                      f" (slowest {max(downtime):.2f} s)")
         check_nothing_lost(stack, load, checks)
         check_no_server_errors(load, checks)
     finally:
@@ -396,18 +400,23 @@ def scenario_kill_gateway(args, folder, checks):
     try:
         stack.start_gateways()
         load = Load(stack)
-        kills = 0
+        kills, downtime = 0, []
         deadline = time.monotonic() + args.seconds
-        while time.monotonic() < deadline:
+        # Three kills at least however long a start takes on this machine, so that each replica dies twice or more.
+        while time.monotonic() < deadline or kills < 3:
             time.sleep(2.5)
             victim = stack.gateways[kills % 2]
             victim.kill9()
             kills += 1
             time.sleep(0.3)
+            began = time.monotonic()
             victim.start()
+            downtime.append(time.monotonic() - began)
         time.sleep(1)
-        checks.figures["kills"] = kills
-        checks.expect(kills >= 3, f"a gateway replica killed with SIGKILL {kills} times")
+        checks.figures.update(kills=kills, restart_seconds_max=round(max(downtime), 2))
+        checks.expect(max(downtime) < RESTART_SECONDS,
+                      f"a gateway replica killed with SIGKILL {kills} times, each ready again within {RESTART_SECONDS} s"
+                      f" (slowest {max(downtime):.2f} s)")
         refused = [a for a in load.outcomes.statuses("write") if a[3] in (401, 403)]
         checks.expect(not refused, f"no valid session refused ({len(refused)} writes got 401 or 403)")
         check_nothing_lost(stack, load, checks)
