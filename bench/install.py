@@ -13,7 +13,8 @@ from processes import RESULTS_DIR, BenchError, log, show_tail
 # What shows that a Debian package is installed: a command it brings, or a file (a pattern).
 SIGN = {"nginx-light": "nginx", "postgresql": "/usr/lib/postgresql/*/bin/pgbench", "chromium-driver": "chromedriver",
         "libjs-leaflet": "/usr/share/javascript/leaflet/leaflet.css",
-        "libnginx-mod-nchan": "/usr/lib/nginx/modules/ngx_nchan_module.so", "libc6-dev": "/usr/include/stdio.h"}
+        "libnginx-mod-nchan": "/usr/lib/nginx/modules/ngx_nchan_module.so", "libc6-dev": "/usr/include/stdio.h",
+        "nghttp2-client": "h2load"}
 
 
 def is_installed(package):

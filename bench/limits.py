@@ -37,6 +37,24 @@ def in_order(round_number, runs):
     return runs if round_number % 2 else runs[::-1]
 
 
+def seed_read_pins(service, token):
+    """READ_PINS pins posted to locations-service as the gateway posts them: different accounts, realistic
+    place names and links (~320 bytes each)."""
+    places = ["Mountain View, California, United States", "Berlin, Brandenburg, Germany",
+              "Lagos, Lagos State, Nigeria", "Kyoto, Kyoto Prefecture, Japan", "Sao Paulo, Sao Paulo, Brazil"]
+    lasts = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth"]
+    for i in range(1, READ_PINS + 1):
+        actor = actor_header(3903878700 + i, FIRST_NAMES[i % 8], lasts[i % 6])
+        # Written out rather than by json.dumps: the coordinates' digits are part of the bytes served.
+        body = (f'{{"mapString":"{places[i % 5]}","mediaURL":"https://www.udacity.com/course/'
+                f'ios-developer-nanodegree--nd003?student={i}","latitude":{i % 80}.{100000 + i * 7919 % 900000},'
+                f'"longitude":-{i % 170}.{100000 + i * 104729 % 900000}}}')
+        status, _ = request(service.url(), "POST", {"Authorization": f"Bearer {token}", "X-Actor": actor,
+                                                "Content-Type": "application/json"}, body.encode())
+        if status is None or status >= 400:
+            raise BenchError(f"seeding pin {i} was refused")
+
+
 class Benchmarks:
     """The three benchmarks of locations-service, each with the gateway in front of it where it has one,
     on one private PostgreSQL; they record what they measure into `results`."""
@@ -133,22 +151,6 @@ class Benchmarks:
                 runs[name](round_number)
             log(f"{what}: round {round_number} of {ROUNDS} done")
 
-    def seed_read_pins(self, service):
-        """Pins as the gateway posts them: different accounts, realistic place names and links (~320 bytes each)."""
-        places = ["Mountain View, California, United States", "Berlin, Brandenburg, Germany",
-                  "Lagos, Lagos State, Nigeria", "Kyoto, Kyoto Prefecture, Japan", "Sao Paulo, Sao Paulo, Brazil"]
-        lasts = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth"]
-        for i in range(1, READ_PINS + 1):
-            actor = actor_header(3903878700 + i, FIRST_NAMES[i % 8], lasts[i % 6])
-            # Written out rather than by json.dumps: the coordinates' digits are part of the bytes served.
-            body = (f'{{"mapString":"{places[i % 5]}","mediaURL":"https://www.udacity.com/course/'
-                    f'ios-developer-nanodegree--nd003?student={i}","latitude":{i % 80}.{100000 + i * 7919 % 900000},'
-                    f'"longitude":-{i % 170}.{100000 + i * 104729 % 900000}}}')
-            status, _ = request(service.url(), "POST", {"Authorization": f"Bearer {self.token}", "X-Actor": actor,
-                                                        "Content-Type": "application/json"}, body.encode())
-            if status is None or status >= 400:
-                raise BenchError(f"seeding pin {i} was refused")
-
     def fetch_body(self, url, headers, target, failure):
         """The body of a successful GET of URL, also written to TARGET."""
         status, body = request(url, headers=headers)
@@ -161,7 +163,7 @@ class Benchmarks:
         """1. The hot read against nginx, 5. the same through the gateway, and the memory of both (4, 7)."""
         log(f"hot read: seeding {READ_PINS} pins")
         service = self.start("bench_read", "service-read.log", "rss_idle_kb")
-        self.seed_read_pins(service)
+        seed_read_pins(service, self.token)
         auth = {"Authorization": f"Bearer {self.token}"}
         wrk_auth = ["-H", f"Authorization: Bearer {self.token}"]
 

@@ -10,6 +10,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,13 @@ def raise_open_files(name, count):
 
 
 LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+
+
+def trust_ca(path):
+    """From now on `request` trusts, over HTTPS, the certificates the CA in PATH (PEM) signed."""
+    global LOOPBACK
+    LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}),
+                                           urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=str(path))))
 
 
 def request(url, method="GET", headers=None, body=None, timeout=10):
@@ -245,8 +253,8 @@ class PostgreSQL:
 class Server:
     """A server started for the benchmarks: its process, where it listens and where it logs."""
 
-    def __init__(self, name, proc, port, log_path):
-        self.name, self.proc, self.port, self.log_path = name, proc, port, log_path
+    def __init__(self, name, proc, port, log_path, scheme="http"):
+        self.name, self.proc, self.port, self.log_path, self.scheme = name, proc, port, log_path, scheme
 
     @property
     def pid(self):
@@ -254,7 +262,7 @@ class Server:
 
     @property
     def base(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def url(self, path="/v1/StudentLocation"):
         return self.base + path
@@ -344,15 +352,17 @@ class Bench:
         return ROOT / ".build-bench" / "release"
 
     def start_server(self, name, args, log_name, env, tries=150):
-        """A server of ours (ARGS: binary and subcommand) on a free port, returned once /readyz answers 200."""
+        """A server of ours (ARGS: binary and subcommand) on a free port, returned once /readyz answers 200
+        (over HTTPS when ENV has TLS_CERT)."""
         port = free_port()
         log_path = RESULTS_DIR / log_name
         env = {"INTERNAL_TOKEN": self.token, "PORT": str(port), **env}
         proc = self.processes.start([*args, "--port", port], log_path, env)
-        return Server(name, proc, port, log_path).wait_ready(tries)
+        return Server(name, proc, port, log_path, "https" if env.get("TLS_CERT") else "http").wait_ready(tries)
 
-    def start_nginx(self, body, name):
-        """nginx serving the file BODY at /v1/StudentLocation until the run ends."""
+    def start_nginx(self, body, name, tls=None):
+        """nginx serving the file BODY at /v1/StudentLocation until the run ends; over HTTPS with TLS, a
+        (certificate, key) pair of PEM files, HTTP/2 or HTTP/1.1 as the client asks."""
         web = self.scratch(f"nginx-{name}")
         (web / "www").mkdir()
         (web / "www").chmod(0o755)  # nginx workers run as nobody
@@ -361,9 +371,14 @@ class Bench:
         (web / "www" / "latest.json").chmod(0o644)
         port = free_port()
         template = (ROOT / "bench" / "nginx.conf.template").read_text()
-        (web / "nginx.conf").write_text(template.replace("@DIR@", str(web)).replace("@PORT@", str(port)))
+        listen = f"127.0.0.1:{port}"
+        if tls:
+            # As the gateway's: TLS 1.2 and 1.3 only, ALPN offering h2 first.
+            listen += (f" ssl http2;\n        ssl_certificate {tls[0]};\n        ssl_certificate_key {tls[1]};\n"
+                       "        ssl_protocols TLSv1.2 TLSv1.3")
+        (web / "nginx.conf").write_text(template.replace("@DIR@", str(web)).replace("@LISTEN@", listen))
         proc = self.processes.start(["nginx", "-p", web, "-c", web / "nginx.conf", "-e", web / "error.log"])
-        nginx = Server("nginx", proc, port, web / "error.log")
+        nginx = Server("nginx", proc, port, web / "error.log", "https" if tls else "http")
         for _ in range(50):
             status, served = request(nginx.url())
             if status == 200:

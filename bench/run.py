@@ -22,9 +22,10 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py cli                 `onthemap list --json` against `curl -s` of the same URL
   bench/run.py web                 the web client in headless Chromium: bytes and time to every marker drawn
   bench/run.py fanout              the gateway's live feed to N subscribers against nchan
+  bench/run.py tls                 the gateway's hot read over HTTPS (HTTP/1.1 and HTTP/2) against nginx
   bench/run.py connection-memory   what one open connection costs the gateway
   bench/run.py soak                mixed traffic through the gateway, memory's slope held to a bound
-Each of the last five writes its own section of BENCHMARKS.md and leaves the rest.
+Each of the last six writes its own section of BENCHMARKS.md and leaves the rest.
 Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
   LOAD_SECONDS    each measured load, wrk or pgbench (default 10)
   WARMUP_SECONDS  the unmeasured load before them (default 3)
@@ -50,6 +51,7 @@ import fanout
 import limits
 import processes
 import soak
+import tls
 import web
 from report import load_results, write_report
 
@@ -59,6 +61,7 @@ BENCHMARKS = {
     "fanout": fanout.run,
     "connection-memory": connection_memory.run,
     "soak": soak.run,
+    "tls": tls.run,
 }
 
 
