@@ -13,7 +13,8 @@ import NIOTLS
 /// to new connections while open ones keep the one they began with. On `http/1.1` (or when the client names
 /// no protocol) the connection is the plain one's, the door before the router included
 /// (`HTTP1ChannelWithPreparedAnswers`), so HTTP/1.1 keeps its speed. On `h2` it is Hummingbird's HTTP/2
-/// channel: every request goes through the router, whose door of each route declared with an early answer
+/// channel with `streamHandlers` on each stream (the door for answers from memory, `PreparedStreamAnswers`):
+/// every other request goes through the router, whose door of each route declared with an early answer
 /// gives the same answer (a live stream included, as the response body of its HTTP/2 stream), and every
 /// answer gets the headers the door before the router would have added (`AnswerHeaders`).
 public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHandler {
@@ -43,16 +44,19 @@ public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
     ///   - idleTimeout: how long an HTTP/2 connection with no open stream is kept.
     ///   - http1Handlers: an HTTP/1.1 connection's handlers after the HTTP parser, as for plain HTTP.
     ///   - http2Handlers: an HTTP/2 connection's handlers, between TLS and the HTTP/2 framing.
+    ///   - streamHandlers: an HTTP/2 stream's handlers, after the headers every answer carries.
     public init(
         responder: @escaping HTTPChannelHandler.Responder, serverName: String, tls: @escaping @Sendable () -> NIOSSLContext,
         handshakeTimeout: Duration, idleTimeout: Duration,
-        http1Handlers: @escaping @Sendable () -> [any ChannelHandler], http2Handlers: @escaping @Sendable () -> [any ChannelHandler]
+        http1Handlers: @escaping @Sendable () -> [any ChannelHandler], http2Handlers: @escaping @Sendable () -> [any ChannelHandler],
+        streamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]
     ) {
         http1 = HTTP1ChannelWithPreparedAnswers(responder: responder, handlers: http1Handlers)
         let headers = AnswerHeaders(serverName: serverName, secure: true)
         http2 = HTTP2Channel(
             responder: responder,
-            configuration: .init(idleTimeout: idleTimeout, streamConfiguration: .init(additionalChannelHandlers: [HTTP2AnswerHeaders(headers)])))
+            configuration: .init(
+                idleTimeout: idleTimeout, streamConfiguration: .init(additionalChannelHandlers: [HTTP2AnswerHeaders(headers)] + streamHandlers())))
         self.tls = tls
         self.handshakeTimeout = TimeAmount(handshakeTimeout)
         self.http2Handlers = http2Handlers
@@ -129,21 +133,34 @@ final class TLSHandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler
     }
 }
 
-/// On each HTTP/2 stream: the headers `AnswerHeaders` adds to every answer, on the router's answers (the
-/// only ones on HTTP/2).
-final class HTTP2AnswerHeaders: ChannelOutboundHandler, RemovableChannelHandler {
+/// On each HTTP/2 stream: the headers `AnswerHeaders` adds to every answer, and an answer to HEAD without its
+/// body (the head a GET would have, RFC 9110 §9.3.2): HTTP/2 refuses DATA on a HEAD's stream, and the router
+/// writes the body of what it answers whatever the method.
+final class HTTP2AnswerHeaders: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
     private let headers: AnswerHeaders
+    private var headOnly = false
 
     init(_ headers: AnswerHeaders) { self.headers = headers }
 
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let request) = unwrapInboundIn(data) { headOnly = request.method == .head }
+        context.fireChannelRead(data)
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .head(var response) = unwrapOutboundIn(data), response.status.code >= 200 else {
-            return context.write(data, promise: promise)
+        switch unwrapOutboundIn(data) {
+        case .head(var response) where response.status.code >= 200:
+            headers.stamp(&response)
+            context.write(wrapOutboundOut(.head(response)), promise: promise)
+        case .body where headOnly:
+            promise?.succeed()
+        default:
+            context.write(data, promise: promise)
         }
-        headers.stamp(&response)
-        context.write(wrapOutboundOut(.head(response)), promise: promise)
     }
 }

@@ -125,12 +125,19 @@ public protocol PreparedRequestContext: RequestContext {
 }
 
 extension PreparedRequest {
-    /// A request the router read, as the early answers see it (`Host` among its headers, as NIO spells them).
+    /// A request the router read, as the early answers see it.
     public init(_ request: Request) {
+        self.init(request.head)
+    }
+
+    /// A request's head in HTTP's newer types (the router's, an HTTP/2 stream's), as the early answers see it:
+    /// `:path` is the target, and `:authority` the `Host` header, among the others as NIO spells them.
+    public init(_ head: HTTPRequest) {
         var headers = HTTPHeaders()
-        if let authority = request.head.authority { headers.add(name: "Host", value: authority) }
-        for field in request.headers { headers.add(name: field.name.canonicalName, value: field.value) }
-        self.init(method: HTTPMethod(rawValue: request.method.rawValue), target: request.uri.description, headers: headers)
+        headers.reserveCapacity(head.headerFields.count + 1)
+        if let authority = head.authority { headers.add(name: "Host", value: authority) }
+        for field in head.headerFields { headers.add(name: field.name.canonicalName, value: field.value) }
+        self.init(method: HTTPMethod(rawValue: head.method.rawValue), target: head.path ?? "/", headers: headers)
     }
 }
 

@@ -25,19 +25,27 @@ extension HTTPServerBuilder {
     }
 
     /// HTTPS with `certificates`: HTTP/1.1 as `http1` serves it, the door before the router included, or
-    /// HTTP/2 when the client asks for it by ALPN (every request through the router, whose door of each
-    /// prepared route answers the same). A client has `limits.headerTimeout` to finish the TLS handshake; an
-    /// HTTP/2 connection with no open stream is closed after `limits.idleTimeout`.
+    /// HTTP/2 when the client asks for it by ALPN (answers from memory at each stream's door, every other
+    /// request through the router, whose door of each prepared route answers the same). A client has
+    /// `limits.headerTimeout` to finish the TLS handshake; an HTTP/2 connection with no open stream is closed
+    /// after `limits.idleTimeout`.
     public static func https(
         serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(), certificates: TLSCertificates,
         prepared: @escaping PreparedAnswer
     ) -> HTTPServerBuilder {
         let handlers = preparedHandlers(serverName: serverName, counters: counters, logger: logger, limits: limits, secure: true, prepared: prepared)
+        let answered = answered(counters)
         return HTTPServerBuilder { responder in
             HTTPSChannelWithPreparedAnswers(
                 responder: responder, serverName: serverName, tls: { certificates.context }, handshakeTimeout: limits.headerTimeout,
-                idleTimeout: limits.idleTimeout, http1Handlers: handlers, http2Handlers: { [] })
+                idleTimeout: limits.idleTimeout, http1Handlers: handlers, http2Handlers: { [] },
+                streamHandlers: { [PreparedStreamAnswers(prepared: prepared, answered: answered)] })
         }
+    }
+
+    /// Counts an answer from before the router as such.
+    private static func answered(_ counters: RequestCounters) -> PreparedResponseHandler.Answered {
+        { route, status, since in counters.answered(route: route, status: status, since: since, door: .prepared) }
     }
 
     /// An HTTP/1.1 connection's handlers after the parser: `ConnectionGuard`, then the door before the router.
@@ -52,7 +60,7 @@ extension HTTPServerBuilder {
                 ConnectionGuard(limits: limits, perAddress: perAddress, logger: logger),
                 PreparedResponseHandler(
                     serverName: serverName, logger: logger, secure: secure, forwarded: forwarded, prepared: prepared,
-                    answered: { route, status, since in counters.answered(route: route, status: status, since: since, door: .prepared) }),
+                    answered: answered(counters)),
             ]
         }
     }

@@ -34,8 +34,8 @@ def curl(base, path, method="GET", body=None, headers=(), http="1.1", cookies=No
     """One exchange through curl: (HTTP version, status, headers as (lower-cased name, value) pairs, body bytes)."""
     with tempfile.TemporaryDirectory() as folder:
         head_file = os.path.join(folder, "head")
-        command = ["curl", "-sS", "--cacert", CA, "-X", method, "-D", head_file, "-o", "-",
-                   "-w", "\n%{http_version}", "--http2" if http == "2" else "--http1.1"]
+        command = ["curl", "-sS", "--cacert", CA, *(["--head"] if method == "HEAD" else ["-X", method]), "-D", head_file,
+                   "-o", os.devnull if method == "HEAD" else "-", "-w", "\n%{http_version}", "--http2" if http == "2" else "--http1.1"]
         if cookies:
             command += ["-b", cookies, "-c", cookies]
         for header in headers:
@@ -225,6 +225,42 @@ class HTTPSTests(unittest.TestCase):
         same = [curl(base, "/v1/StudentLocation", http=http)[3] for base, http in ((GATEWAY, "1.1"), (TLS_GATEWAY, "1.1"), (TLS_GATEWAY, "2"))]
         self.assertEqual(same[1], same[0])
         self.assertEqual(same[2], same[0])
+
+    def test_the_list_over_http2_is_answered_before_the_router_as_over_http_1_1(self):
+        def counted():
+            _, _, _, metrics = curl(TLS_GATEWAY, "/metrics", http="2")
+            line = next(line for line in metrics.decode().splitlines()
+                        if line.startswith('onthemap_http_requests_total{status="2xx",door="prepared"}'))
+            return float(line.split()[-1])
+
+        # The first read after a change of the list goes through the router, which keeps the list for the
+        # door once the gateway's live feed follows the log (within seconds of its start): then both reads
+        # are answered before the router.
+        deadline = time.monotonic() + 15
+        while True:
+            before = counted()
+            answers = {http: curl(TLS_GATEWAY, "/v1/StudentLocation", http=http) for http in ("1.1", "2")}
+            if counted() - before == 2:
+                break
+            self.assertLess(time.monotonic(), deadline, "the list is not answered before the router over HTTP/1.1 and HTTP/2")
+            time.sleep(0.5)
+        self.assertEqual(answers["2"][0], "2")
+        self.assertEqual(answers["2"][3], answers["1.1"][3])
+        for name in ("content-type", "content-length", "etag", "cache-control", "strict-transport-security"):
+            self.assertEqual(field(answers["2"][2], name), field(answers["1.1"][2], name), name)
+        version, status, fields, body = curl(TLS_GATEWAY, "/v1/StudentLocation", http="2",
+                                             headers=(f"If-None-Match: {field(answers['2'][2], 'etag')[0]}",))
+        self.assertEqual((version, status, body), ("2", 304, b""))
+
+    def test_head_is_answered_on_http2_as_on_http_1_1(self):
+        """Without a body: HTTP/2 refuses DATA on a HEAD's stream, and a body there would end the connection."""
+        for path in ("/v1/StudentLocation", "/healthz", "/", "/nowhere"):
+            heads = {}
+            for http in ("1.1", "2"):
+                version, status, fields, _ = curl(TLS_GATEWAY, path, "HEAD", http=http)
+                self.assertEqual(version, http)
+                heads[http] = status, [(name, value) for name, value in fields if name not in ("date", "x-request-id")]
+            self.assertEqual(heads["2"], heads["1.1"], path)
 
     def test_https_answers_carry_hsts_and_plain_ones_do_not(self):
         for path in ("/", "/v1/StudentLocation", "/v1/StudentLocation?limit=5", "/healthz", "/nowhere"):
