@@ -69,7 +69,8 @@ struct LocationWriteForwarder: Sendable {
                 return eventLoop.makeSucceededFuture(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
             }
             let subjects = limit.subjects(account: account.key, address: trustedProxies.clientAddress(peer: write.peer, headers: write.headers))
-            return counted(subjects, on: eventLoop).flatMap { wait in
+            return counted(subjects, on: eventLoop).flatMap { decision in
+                let wait: Int? = if case .wait(let seconds) = decision { seconds } else { nil }
                 // Past the limit, a retried post may still get the answer to its earlier attempt: nothing new is appended.
                 let replayOnly = wait != nil && write.method == .POST && write.headers.contains(name: InternalHeaders.idempotencyKey)
                 if let wait, !replayOnly {
@@ -95,9 +96,11 @@ struct LocationWriteForwarder: Sendable {
         }
     }
 
-    /// Counts the write against its subjects, or answers the seconds to wait.
-    private func counted(_ subjects: [WriteLimit.Subject], on eventLoop: any EventLoop) -> EventLoopFuture<Int?> {
-        let promise = eventLoop.makePromise(of: Int?.self)
+    /// Counts the write against its subjects, or answers the seconds to wait: on the event loop when that
+    /// can be decided at once (a write this replica counted already), else from a task that asks the database.
+    private func counted(_ subjects: [WriteLimit.Subject], on eventLoop: any EventLoop) -> EventLoopFuture<WriteDecision> {
+        if let decided = limit.decideAtOnce(subjects) { return eventLoop.makeSucceededFuture(decided) }
+        let promise = eventLoop.makePromise(of: WriteDecision.self)
         promise.completeWithTask { try await limit.take(subjects) }
         return promise.futureResult
     }

@@ -3,14 +3,25 @@ import PostgresNIO
 import ServiceKit
 import Synchronization
 
+/// What the write limit says of one write.
+enum WriteDecision: Sendable, Equatable {
+    /// Let through, and counted against each of its subjects.
+    case allowed
+    /// Refused, and counted against none: one of its subjects has a write again in this many seconds (at least 1).
+    case wait(seconds: Int)
+}
+
 /// How many writes each subject (an account, a client address) may make, as a token bucket: its policy's
 /// `burst` at once, then one per `interval`. `PostgresWriteAllowanceStore` is the gateway's, shared by every replica;
 /// `MemoryWriteAllowanceStore` holds the same in memory, for router-level tests of what is decided above it.
 protocol WriteAllowanceStore: Sendable {
+    /// The decision on one write, when it can be made without waiting for anything (a write this replica has
+    /// counted already, or a count held in memory); nil when `take` has to ask.
+    func decideAtOnce(_ subjects: [WriteLimit.Subject], at moment: Timestamp) -> WriteDecision?
     /// Lets one write through and counts it against each of its subjects at `moment`, unless one of them has
-    /// no write left: then counts nothing and answers the seconds until it has one (at least 1). Checking and
-    /// counting are one step, so writes sent in parallel, from any replica, are counted in turn.
-    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int?
+    /// no write left. Checking and counting are one step, so writes sent in parallel, from any replica, are
+    /// counted in turn.
+    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> WriteDecision
     /// Gives back a write `take` counted that turned out to append nothing (the retry of a write already made).
     func giveBack(_ subjects: [WriteLimit.Subject]) async throws
     /// Whether this replica hears its database (its `LISTEN` connection is up); told when it changes.
@@ -34,8 +45,9 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     private struct Asking {
         let subjects: [WriteLimit.Subject]
         let moment: Timestamp
-        /// Resumed with the decision, or with nil to have it decided in memory.
-        let continuation: CheckedContinuation<Int??, any Error>
+        /// Resumed with the decision, or with nil when this replica stopped hearing its database meanwhile:
+        /// the write is then decided in memory.
+        let continuation: CheckedContinuation<WriteDecision?, any Error>
     }
 
     private struct State {
@@ -44,21 +56,19 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
         var listening = true
         /// Writes counted and not yet let through, by the subjects they were counted against.
         var leases: [[String]: Lease] = [:]
+
+        /// Lets one write of `subjects` through on a lease, if one holds a write for them.
+        mutating func leased(_ subjects: [WriteLimit.Subject]) -> Bool {
+            let names = subjects.map(\.name)
+            guard let lease = leases[names], lease.remaining > 0, lease.until > .now else { return false }
+            leases[names]?.remaining -= 1
+            return true
+        }
     }
 
     private struct Lease {
         var remaining: Int
         let until: ContinuousClock.Instant
-    }
-
-    /// What becomes of a write as it is asked for.
-    private enum Taking {
-        /// Decided in memory: the database is not heard.
-        case local
-        /// Let through on writes this replica already counted.
-        case leased
-        /// Queued for the next batch; `starts` when no batch is being decided.
-        case queued(starts: Bool)
     }
 
     static let leaseLifetime = Duration.seconds(1)
@@ -75,27 +85,29 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
         state.withLock { $0.listening = listening }
     }
 
-    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int? {
-        let counted: Int?? = try await withCheckedThrowingContinuation { continuation in
-            let taking = state.withLock { state -> Taking in
-                if !state.listening { return .local }
-                let names = subjects.map(\.name)
-                if let lease = state.leases[names], lease.remaining > 0, lease.until > .now {
-                    state.leases[names]?.remaining -= 1
-                    return .leased
-                }
+    func decideAtOnce(_ subjects: [WriteLimit.Subject], at moment: Timestamp) -> WriteDecision? {
+        let (listening, leased) = state.withLock { state in (state.listening, state.listening && state.leased(subjects)) }
+        if !listening { return local.decide(subjects, at: moment) }
+        return leased ? .allowed : nil
+    }
+
+    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> WriteDecision {
+        if let decided = decideAtOnce(subjects, at: moment) { return decided }
+        let decided: WriteDecision? = try await withCheckedThrowingContinuation { continuation in
+            // Whether this write starts a batch; nil when the database is not heard.
+            let starts = state.withLock { state -> Bool? in
+                guard state.listening else { return nil }
                 state.queue.append(Asking(subjects: subjects, moment: moment, continuation: continuation))
                 defer { state.deciding = true }
-                return .queued(starts: !state.deciding)
+                return !state.deciding
             }
-            switch taking {
-            case .local: continuation.resume(returning: .none)
-            case .leased: continuation.resume(returning: .some(nil))
-            case .queued(let starts): if starts { Task { await self.decideWhileAsked() } }
+            switch starts {
+            case nil: continuation.resume(returning: nil)
+            case true?: Task { await self.decideWhileAsked() }
+            case false?: break
             }
         }
-        guard let counted else { return try await local.take(subjects, at: moment) }
-        return counted
+        return decided ?? local.decide(subjects, at: moment)
     }
 
     func giveBack(_ subjects: [WriteLimit.Subject]) async throws {
@@ -107,15 +119,25 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
             """)
     }
 
-    /// Decides what is asked, batch after batch, until nothing is.
+    /// Decides what is asked, batch after batch, until nothing is. A write that waited while the batch before
+    /// took a lease for its subjects goes through on that lease without asking again.
     private func decideWhileAsked() async {
         while true {
-            let batch = state.withLock { state in
+            let (batch, leased) = state.withLock { state in
                 defer { state.queue = [] }
                 if state.queue.isEmpty { state.deciding = false }
-                return state.queue
+                var batch: [Asking] = []
+                var leased: [Asking] = []
+                for asking in state.queue {
+                    if state.leased(asking.subjects) { leased.append(asking) } else { batch.append(asking) }
+                }
+                return (batch, leased)
             }
-            guard let moment = batch.map(\.moment).max() else { return }
+            for asking in leased { asking.continuation.resume(returning: .allowed) }
+            guard let moment = batch.map(\.moment).max() else {
+                if leased.isEmpty { return }
+                continue
+            }
             // At the newest moment of the batch, which no write of it was asked after.
             await decide(batch, at: moment)
         }
@@ -147,7 +169,9 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
                     for (names, remaining) in leased { state.leases[names] = Lease(remaining: remaining, until: until) }
                 }
             }
-            for (asking, answer) in zip(batch, answers) { asking.continuation.resume(returning: .some(answer > 0 ? nil : Int(-answer))) }
+            for (asking, answer) in zip(batch, answers) {
+                asking.continuation.resume(returning: answer > 0 ? .allowed : .wait(seconds: Int(-answer)))
+            }
         } catch {
             for asking in batch { asking.continuation.resume(throwing: error) }
         }
@@ -163,18 +187,27 @@ final class MemoryWriteAllowanceStore: WriteAllowanceStore {
 
     init() {}
 
-    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> Int? {
+    /// Counts the write, or says how long to wait, at once: nothing here waits.
+    func decide(_ subjects: [WriteLimit.Subject], at moment: Timestamp) -> WriteDecision {
         let now = moment.millisecondsSince1970
         return nextAt.withLock { nextAt in
             let waits = subjects.compactMap { subject in
                 nextAt[subject.name].map { $0 - Int64(subject.policy.burst - 1) * subject.policy.intervalMilliseconds - now }
             }
-            if let longest = waits.filter({ $0 > 0 }).max() { return max(1, Int((longest + 999) / 1000)) }
+            if let longest = waits.filter({ $0 > 0 }).max() { return .wait(seconds: max(1, Int((longest + 999) / 1000))) }
             for subject in subjects {
                 nextAt[subject.name] = max(nextAt[subject.name] ?? now, now) + subject.policy.intervalMilliseconds
             }
-            return nil
+            return .allowed
         }
+    }
+
+    func decideAtOnce(_ subjects: [WriteLimit.Subject], at moment: Timestamp) -> WriteDecision? {
+        decide(subjects, at: moment)
+    }
+
+    func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> WriteDecision {
+        decide(subjects, at: moment)
     }
 
     /// Nothing to hear: one process is all there is.

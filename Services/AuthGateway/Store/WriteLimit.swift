@@ -42,8 +42,13 @@ struct WriteLimit: Sendable {
         [Subject(name: "account:" + account, policy: policy)] + (address.map { [Subject(name: "address:" + $0, policy: policy.perAddress)] } ?? [])
     }
 
+    /// The decision on the write when it can be made without waiting (see `WriteAllowanceStore.decideAtOnce`).
+    func decideAtOnce(_ subjects: [Subject]) -> WriteDecision? {
+        allowances.decideAtOnce(subjects, at: clock.now)
+    }
+
     /// Counts the write, or answers the seconds to wait before the next one is let through.
-    func take(_ subjects: [Subject]) async throws -> Int? {
+    func take(_ subjects: [Subject]) async throws -> WriteDecision {
         try await allowances.take(subjects, at: clock.now)
     }
 
