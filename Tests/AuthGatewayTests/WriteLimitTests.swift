@@ -109,16 +109,27 @@ import Testing
     }
 
     @Test func aClientAddressHasFourStudentsWorthOfWrites() async throws {
-        try await withGatewayRouter(clock: ManualClock(), peer: "198.51.100.7") { client, _ in
+        // A classroom behind a proxy the gateway trusts: its students' addresses come from X-Forwarded-For.
+        try await withGatewayRouter(
+            clock: ManualClock(), peer: "198.51.100.7", configure: { $0.limits.trustedProxies = TrustedProxies("198.51.100.7")! }
+        ) {
+            client, _ in
+            let classroom = HTTPField(name: HTTPField.Name("X-Forwarded-For")!, value: "203.0.113.20")
             for index in 0..<4 {
                 let student = try await client.signedUpAndLoggedIn("class\(index)@example.com")
-                for _ in 0..<5 { _ = try await client.postPin(as: student) }
+                for _ in 0..<5 {
+                    #expect(
+                        try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [classroom, student.bearer]).status == .ok)
+                }
             }
             let fifth = try await client.signedUpAndLoggedIn("class4@example.com")
-            let refused = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [fifth.bearer])
+            let refused = try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [classroom, fifth.bearer])
             #expect(refused.status == .tooManyRequests)
             // One write per interval / 4 for the address: 10 s / 4 = 2.5 s, told in whole seconds.
             #expect(refused.headers[.retryAfter] == "3")
+            // The same student from another address is not held back by the classroom's.
+            let elsewhere = HTTPField(name: HTTPField.Name("X-Forwarded-For")!, value: "203.0.113.99")
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: TestPin.json, headers: [elsewhere, fifth.bearer]).status == .ok)
         }
     }
 
