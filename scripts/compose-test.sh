@@ -5,7 +5,9 @@
 # packages and this machine's Swift toolchain (scripts/compose/base-images.sh), and runs the real compose
 # file with scripts/compose/host-network.override.yml (host networking on free loopback ports, the local
 # base images as build arguments). Then, with docker-compose 1.29 and with `docker compose` v2: up from
-# nothing with every service healthy; sign-up, login, post and list through the gateway; replay --verify,
+# nothing with every service healthy; sign-up, login, post and list through the gateway; the `https`
+# profile's Caddy getting a certificate from an ACME server on loopback (pebble, Let's Encrypt's test
+# server), redirecting plain HTTP, and a student logging in and posting over HTTPS through it; replay --verify,
 # replay and migrate through compose; locations-service's process killed, restarted by the restart
 # policy, no acknowledged pin lost; a second gateway replica sharing sessions, and its logs; down and up
 # with the pins kept; down -v and up with nothing left. It checks the image runs as non-root, prints its
@@ -26,6 +28,8 @@ install_missing() {
     command -v mmdebstrap >/dev/null || packages+=(mmdebstrap)
     command -v curl >/dev/null || packages+=(curl)
     command -v git >/dev/null || packages+=(git)
+    command -v pebble >/dev/null || packages+=(pebble)
+    command -v openssl >/dev/null || packages+=(openssl)
     [ ${#packages[@]} -gt 0 ] || return 0
     echo "installing ${packages[*]}..."
     local held=""
@@ -50,8 +54,11 @@ export COMPOSE_TEST_SWIFT_IMAGE=onthemap-compose-test/swift:bookworm
 # One session posts a pin every 0.1 s through a crash, and every pin it was answered for must be on the
 # map: the write limit and the cap on one student's pins are raised so that neither refuses nor removes any.
 export WRITE_BURST=1000 PINS_PER_STUDENT=1000
+# Caddy (the `https` profile) forwards from loopback: the gateway believes its X-Forwarded-Proto.
+export TRUSTED_PROXIES=127.0.0.1 DOMAIN=onthemap.example.org
 mkdir -p "$DOCKER_CONFIG/cli-plugins"
 engine=""
+acme_pids=""
 compose=()
 passed=0
 
@@ -75,6 +82,7 @@ cleanup() {
         echo "--- the engine's last log lines ---"
         tail -n 20 "$work/dockerd.log"
     fi
+    [ -z "$acme_pids" ] || kill $acme_pids 2>/dev/null
     if [ -n "$engine" ]; then
         docker ps -aq | xargs -r docker rm -f >/dev/null 2>&1
         docker volume ls -q | xargs -r docker volume rm -f >/dev/null 2>&1
@@ -141,7 +149,14 @@ COMPOSE_TEST_PG_PORT=$(not_our_ports)
 COMPOSE_TEST_LOCATIONS_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT")
 COMPOSE_TEST_GATEWAY_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_LOCATIONS_PORT")
 COMPOSE_TEST_REPLICA_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_LOCATIONS_PORT" "$COMPOSE_TEST_GATEWAY_PORT")
-export COMPOSE_TEST_PG_PORT COMPOSE_TEST_LOCATIONS_PORT COMPOSE_TEST_GATEWAY_PORT COMPOSE_TEST_REPLICA_PORT
+COMPOSE_TEST_HTTP_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_LOCATIONS_PORT" "$COMPOSE_TEST_GATEWAY_PORT" "$COMPOSE_TEST_REPLICA_PORT")
+COMPOSE_TEST_HTTPS_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_LOCATIONS_PORT" "$COMPOSE_TEST_GATEWAY_PORT" \
+    "$COMPOSE_TEST_REPLICA_PORT" "$COMPOSE_TEST_HTTP_PORT")
+COMPOSE_TEST_CADDY_ADMIN_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_LOCATIONS_PORT" "$COMPOSE_TEST_GATEWAY_PORT" \
+    "$COMPOSE_TEST_REPLICA_PORT" "$COMPOSE_TEST_HTTP_PORT" "$COMPOSE_TEST_HTTPS_PORT")
+COMPOSE_TEST_ACME_FOLDER=$work/acme
+export COMPOSE_TEST_PG_PORT COMPOSE_TEST_LOCATIONS_PORT COMPOSE_TEST_GATEWAY_PORT COMPOSE_TEST_REPLICA_PORT \
+    COMPOSE_TEST_HTTP_PORT COMPOSE_TEST_HTTPS_PORT COMPOSE_TEST_CADDY_ADMIN_PORT COMPOSE_TEST_ACME_FOLDER
 gateway="http://127.0.0.1:$COMPOSE_TEST_GATEWAY_PORT"
 replica="http://127.0.0.1:$COMPOSE_TEST_REPLICA_PORT"
 
@@ -197,6 +212,52 @@ pin_count() {
     json 'len(d["results"])'
 }
 has_pin() { [ "$(call GET "$gateway/v1/StudentLocation/$1")" = 200 ]; }
+
+# --- an ACME server on loopback -------------------------------------------------------------------------
+
+# Let's Encrypt's test server, pebble, as the `https` profile's CA: its endpoint on a certificate of a CA
+# made here (endpoint.pem, which Caddy is told to trust), and pebble-challtestsrv as its DNS, answering
+# 127.0.0.1 for every name, so it validates the challenges at Caddy's ports on this machine.
+start_acme_server() {
+    local acme=$COMPOSE_TEST_ACME_FOLDER dns_port management_port
+    mkdir -p "$acme"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=pebble on loopback" \
+        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$acme/endpoint.key" -out "$acme/endpoint.pem" 2>/dev/null \
+        || fail "openssl could not make the ACME server's certificate"
+    chmod 0644 "$acme/endpoint.pem"
+    acme_port=$(free_port) management_port=$(free_port) dns_port=$(free_port)
+    cat >"$acme/pebble.json" <<JSON
+{"pebble": {"listenAddress": "127.0.0.1:$acme_port", "managementListenAddress": "127.0.0.1:$management_port",
+            "certificate": "$acme/endpoint.pem", "privateKey": "$acme/endpoint.key",
+            "httpPort": $COMPOSE_TEST_HTTP_PORT, "tlsPort": $COMPOSE_TEST_HTTPS_PORT,
+            "ocspResponderURL": "", "externalAccountBindingRequired": false}}
+JSON
+    pebble-challtestsrv -defaultIPv4 127.0.0.1 -defaultIPv6 "" -dns01 "127.0.0.1:$dns_port" -http01 "" -https01 "" \
+        -tlsalpn01 "" -management "127.0.0.1:$(free_port)" >"$acme/challtestsrv.log" 2>&1 &
+    acme_pids="$!"
+    PEBBLE_VA_NOSLEEP=1 PEBBLE_WFE_NONCEREJECT=0 pebble -config "$acme/pebble.json" -dnsserver "127.0.0.1:$dns_port" \
+        >"$acme/pebble.log" 2>&1 &
+    acme_pids="$acme_pids $!"
+    export ACME_CA="https://127.0.0.1:$acme_port/dir"
+    for _ in $(seq 1 50); do
+        curl -fsS --cacert "$acme/endpoint.pem" "$ACME_CA" >/dev/null 2>&1 \
+            && curl -fsS --cacert "$acme/endpoint.pem" "https://127.0.0.1:$management_port/roots/0" >"$acme/issuing-root.pem" 2>/dev/null \
+            && return 0
+        sleep 0.2
+    done
+    tail -n 20 "$acme/pebble.log"
+    fail "pebble did not start"
+}
+
+# https_call METHOD PATH [BODY] [curl options...]: as `call`, to DOMAIN through Caddy on this machine,
+# trusting only the certificates pebble issues; prints the HTTP version, then the status; the answer's
+# headers in $work/headers.
+https_call() {
+    local method=$1 path=$2 body=${3:-}
+    shift 3 2>/dev/null || shift $#
+    call "$method" "https://$DOMAIN:$COMPOSE_TEST_HTTPS_PORT$path" "$body" --resolve "$DOMAIN:$COMPOSE_TEST_HTTPS_PORT:127.0.0.1" \
+        --cacert "$COMPOSE_TEST_ACME_FOLDER/issuing-root.pem" -D "$work/headers" -w '%{http_version} %{http_code}' "$@"
+}
 
 # --- compose --------------------------------------------------------------------------------------------
 
@@ -254,6 +315,35 @@ prove() {
     output=$(task auth-gateway onthemap list --gateway "$gateway") || fail "onthemap list: $output"
     grep -q "Paris" <<<"$output" || fail "onthemap list shows no pin: $output"
     ok "the image's onthemap lists the pin through the gateway"
+
+    # HTTPS as a self-hoster gets it (the `https` profile): Caddy in front of the gateway, a certificate for
+    # DOMAIN from the ACME server, plain HTTP redirected, HTTP/2, the scheme passed on to the gateway.
+    "${compose[@]}" --profile https up -d caddy >"$work/up.log" 2>&1 || { cat "$work/up.log"; fail "--profile https up -d caddy"; }
+    local answer=""
+    for _ in $(seq 1 90); do
+        answer=$(https_call GET /readyz)
+        [ "$answer" = "2 200" ] && break
+        sleep 1
+    done
+    [ "$answer" = "2 200" ] || fail "no HTTPS through Caddy after 90 s (last: $answer): $("${compose[@]}" --profile https logs --no-color --tail 20 caddy 2>&1)"
+    ok "the https profile: Caddy got a certificate for $DOMAIN from the ACME server and answers over HTTP/2"
+    answer=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code} %{redirect_url}' --resolve "$DOMAIN:$COMPOSE_TEST_HTTP_PORT:127.0.0.1" \
+        "http://$DOMAIN:$COMPOSE_TEST_HTTP_PORT/v1/StudentLocation" 2>/dev/null || true)
+    [ "$answer" = "308 https://$DOMAIN/v1/StudentLocation" ] || fail "plain HTTP to Caddy answered '$answer', not a redirect to HTTPS"
+    answer=$(https_call POST /v1/session '{"udacity":{"username":"ada@example.com","password":"correct horse battery"}}')
+    [ "$answer" = "2 200" ] || fail "login over HTTPS: $answer: $(head -c 300 "$work/body")"
+    grep -qi '^set-cookie: onthemap_session=.*; Secure' "$work/headers" || fail "the session cookie over HTTPS is not Secure: $(grep -i set-cookie "$work/headers")"
+    grep -qi '^strict-transport-security: max-age=' "$work/headers" || fail "no Strict-Transport-Security over HTTPS"
+    local https_session
+    https_session=$(json 'd["session"]["id"]')
+    answer=$(https_call POST /v1/StudentLocation '{"mapString":"Lyon","mediaURL":"https://example.com/lyon","latitude":45.76,"longitude":4.84}' \
+        -H "Authorization: Bearer $https_session")
+    [ "$answer" = "2 200" ] || fail "post over HTTPS: $answer: $(head -c 300 "$work/body")"
+    pin=$(json 'd["objectId"]')
+    has_pin "$pin" || fail "the pin posted over HTTPS is not listed"
+    acknowledged+=("$pin")
+    "${compose[@]}" --profile https rm -sf caddy >/dev/null 2>&1 || fail "--profile https rm -sf caddy"
+    ok "over HTTPS through Caddy: plain HTTP redirected (308), login with a Secure cookie and HSTS, a pin posted"
 
     output=$(task locations-service locations-service replay --verify) || fail "replay --verify: $output"
     grep -q "matches the live one" <<<"$output" || fail "replay --verify said: $output"
@@ -315,32 +405,34 @@ prove() {
         || fail "the replica did not exit 0 on SIGTERM"
     ok "a second gateway replica: shares pins and sessions, has logs, drains and exits 0 on SIGTERM"
 
-    "${compose[@]}" --profile replica down >/dev/null 2>&1 || fail "down"
+    "${compose[@]}" --profile replica --profile https down >/dev/null 2>&1 || fail "down"
     [ -z "$(docker ps -aq)" ] || fail "containers are left after down"
     up
     [ "$(pin_count)" = ${#acknowledged[@]} ] || fail "after down and up the list holds $(pin_count) pins, wanted ${#acknowledged[@]}"
     log_in "$gateway" "ada@example.com"
     ok "down, then up: all ${#acknowledged[@]} pins and the account still there"
 
-    "${compose[@]}" --profile replica down -v >/dev/null 2>&1 || fail "down -v"
+    "${compose[@]}" --profile replica --profile https down -v >/dev/null 2>&1 || fail "down -v"
     [ -z "$(docker volume ls -q)" ] || fail "volumes are left after down -v: $(docker volume ls -q)"
     up
     [ "$(pin_count)" = 0 ] || fail "after down -v and up the list still holds pins"
     [ "$(call POST "$gateway/v1/session" '{"udacity":{"username":"ada@example.com","password":"correct horse battery"}}')" = 403 ] \
         || fail "the account survived down -v"
-    "${compose[@]}" --profile replica down -v >/dev/null 2>&1 || fail "down -v"
+    "${compose[@]}" --profile replica --profile https down -v >/dev/null 2>&1 || fail "down -v"
     ok "down -v: pins, accounts and secrets gone (a new up starts empty)"
     echo "   in $((SECONDS - started_here)) s"
 }
 
 start_engine
+start_acme_server
 echo "building the base images from Debian's packages..."
 scripts/compose/base-images.sh "$COMPOSE_TEST_RUNTIME_IMAGE" "$COMPOSE_TEST_POSTGRES_IMAGE" "$COMPOSE_TEST_SWIFT_IMAGE" \
     >"$work/base-images.log" 2>&1 || { tail -n 40 "$work/base-images.log"; fail "the base images"; }
 echo "base images built ($(elapsed))"
-echo "building the image through compose (the Swift release build is most of it)..."
+echo "building the images through compose (the Swift release build is most of it)..."
 docker-compose build >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; fail "docker-compose build"; }
-echo "image built ($(elapsed))"
+docker-compose --profile https build caddy >>"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; fail "docker-compose build caddy"; }
+echo "images built ($(elapsed))"
 
 [ "$(docker run --rm --network none --entrypoint id onthemap:latest -u)" != 0 ] || fail "the image runs as root"
 docker run --rm --network none onthemap:latest onthemap --version >/dev/null || fail "onthemap does not run in the image"
