@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OnTheMapShared
+import ServiceKit
 import Synchronization
 import TestSupport
 import Testing
@@ -39,15 +40,15 @@ import Testing
         }
     }
 
-    /// A feed on `clock` with one recording stream subscribed, running for `body`.
+    /// A feed on `clock` with one recording stream subscribed, running for `body`; `cache` is the latest list's.
     static func withFeed(
-        clock: SteppingClock, _ body: (Recording, LocationsClient, Counting) async throws -> Void
+        clock: SteppingClock, cache: LatestListCache = LatestListCache(), _ body: (Recording, LocationsClient, Counting) async throws -> Void
     ) async throws {
         try await withMemoryLocations { locations in
             let hop = Counting(locations: locations)
             let client = LocationsClient(internalToken: TestDatabase.internalToken, http: hop, timeout: .seconds(5), logger: TestDatabase.logger)
             let feed = LiveFeed(
-                locations: client, cache: LatestListCache(), logger: TestDatabase.logger, heartbeatInterval: .seconds(15), clock: clock)
+                locations: client, cache: cache, logger: TestDatabase.logger, heartbeatInterval: .seconds(15), clock: clock)
             let stream = Recording()
             _ = feed.subscribe(stream, address: nil, on: stream.loop)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -81,6 +82,19 @@ import Testing
                 #expect(beat != nil)
                 #expect(stream.heartbeats == beats)
             }
+        }
+    }
+
+    @Test func theCachedListIsTrustedOnceTheFeedKnowsWhereTheLogStandsNotAfterItsFirstWait() async throws {
+        let cache = LatestListCache()
+        try await Self.withFeed(clock: SteppingClock(), cache: cache) { _, _, hop in
+            // The first read finds the log's head; the second waits on a quiet log for up to 5 s.
+            let waiting = try await waitFor(within: .seconds(5)) { hop.feedReads.load(ordering: .relaxed) >= 2 }
+            #expect(waiting != nil)
+            let list = CachedJSON(body: ByteBuffer(string: #"{"results":[]}"#), etag: #""empty""#)
+            cache.store(list, fetchedAt: cache.generation)
+            #expect(cache.current != nil, "the list is served from the cache while the feed waits")
+            #expect(hop.feedReads.load(ordering: .relaxed) == 2, "the second read has not come back yet")
         }
     }
 

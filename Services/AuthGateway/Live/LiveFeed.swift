@@ -131,8 +131,12 @@ final class LiveFeed: Service, Sendable {
         while !Task.isCancelled {
             do {
                 // A position of its own rather than the head, which moves: a stretch can then be read again.
+                // From there on every change is seen, so the cached list can be trusted at once rather than
+                // after the first wait (up to 5 s on a quiet log): a list fetched before now is not kept,
+                // since trusting it drops what was cached and what is being fetched.
                 if cursor == nil {
                     cursor = try await locations.changes(after: nil, wait: 0, events: false, requestID: "live-feed").position
+                    cache.setFollowing(true)
                 }
                 // With no live stream open, nobody needs the changes themselves, only to know that the log
                 // moved: the service then answers with the head's cursor alone.
