@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The longer proofs, beside scripts/test.sh: the faults at their full length (20 s of each kill, ten
+# The longer proofs, beside scripts/test.sh: the faults under load (20 s of each kill, ten
 # crashes of PostgreSQL), a coverage-guided pass over the parsers of client input (its own sanitizer
 # build; bench/fuzz.sh runs a million inputs each), then docker-compose.yml brought up as users run it,
 # in a Docker engine of its own (about 13 minutes, most of it the image's release build).

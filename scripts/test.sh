@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test but the longest: installs what is missing, starts a private PostgreSQL, builds, tests
-# (contract, router, PostgreSQL, end-to-end with schemathesis, the web client in a browser, HTTPS, faults).
-# scripts/test-long.sh runs the longer proofs (fuzzing, the compose bring-up); .ci/run runs both.
+# (contract, router, PostgreSQL, end-to-end with schemathesis, the web client in a browser, HTTPS).
+# scripts/test-long.sh runs the longer proofs (faults under load, fuzzing, the compose bring-up); .ci/run
+# runs both.
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ReplayTests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,8 +60,4 @@ else
     scripts/browser-test.sh
     # HTTPS at the gateway with a test CA: curl, Python's ssl, a SIGHUP reload, eight tabs over HTTP/2.
     scripts/https-test.sh
-    # Faults under load (kill -9, the database stopped, restarted, out of disk, the hop cut): nothing
-    # acknowledged is lost and every refusal is an honest 503 in time. Timed, so after the parallel phase;
-    # every scenario, shorter than scripts/test-long.sh runs them.
-    scripts/fault-test.sh --seconds 10 --restarts 4
 fi

@@ -31,6 +31,47 @@ public final class ConnectionsPerAddress: Sendable {
     public func count(_ address: String) -> Int { counts.withLock { $0[address, default: 0] } }
 }
 
+/// One connection's place in the counts, whatever its protocol: among all open connections (`/metrics`,
+/// `MemoryReturn`), and among its client address's (but a trusted proxy's, which speaks for many clients).
+struct CountedConnection {
+    private let perAddress: ConnectionsPerAddress
+    private let trustedProxies: TrustedProxies
+    /// The address this connection is counted under, once counted.
+    private var address: String?
+    /// Counted among the open connections (and its address's, unless refused), until `stop()`.
+    private(set) var started = false
+
+    init(perAddress: ConnectionsPerAddress, trustedProxies: TrustedProxies) {
+        self.perAddress = perAddress
+        self.trustedProxies = trustedProxies
+    }
+
+    var limit: Int { perAddress.limit }
+
+    /// Counts the connection from `remote`, once. Answers the address it is refused for, when that address
+    /// already has as many connections open as it may (the connection is then counted among the open ones only).
+    mutating func start(remote: SocketAddress?) -> String? {
+        guard !started else { return nil }
+        started = true
+        OperatorMetrics.connectionOpened()
+        MemoryReturn.connections.opened()
+        guard let remote = remote?.ipAddress, !trustedProxies.contains(remote) else { return nil }
+        guard perAddress.open(remote) else { return remote }
+        address = remote
+        return nil
+    }
+
+    /// The connection has ended: it leaves the counts, once.
+    mutating func stop() {
+        guard started else { return }
+        started = false
+        OperatorMetrics.connectionClosed()
+        MemoryReturn.connections.closed()
+        if let address { perAddress.close(address) }
+        address = nil
+    }
+}
+
 /// Sits right after the HTTP parser, before anything answers: refuses a connection past its address's
 /// limit, and closes one whose client is too slow, idle, or gone, as `ConnectionGuardState` decides. It
 /// holds the one wake-up the state asks for. Its clock is concrete, so the state's code is specialised for
@@ -44,21 +85,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var state: State
     private let clock = ContinuousClock()
-    private let perAddress: ConnectionsPerAddress
-    private let trustedProxies: TrustedProxies
+    private var counted: CountedConnection
     private let logger: Logger
-    /// The address this connection is counted under, once counted.
-    private var counted: String?
     /// Refused: what the client sends is dropped, and the connection closes once it has read the refusal.
     private var refused = false
-    /// Counted among the open connections (and its address's, unless refused), until `stop()`.
-    private var started = false
     private var wake: Scheduled<Void>?
 
     init(limits: ConnectionLimits, perAddress: ConnectionsPerAddress, logger: Logger) {
         state = State(limits: limits, clock: clock)
-        self.perAddress = perAddress
-        trustedProxies = limits.trustedProxies
+        counted = CountedConnection(perAddress: perAddress, trustedProxies: limits.trustedProxies)
         self.logger = logger
     }
 
@@ -72,17 +107,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func start(context: ChannelHandlerContext) {
-        guard !started else { return }
-        started = true
-        OperatorMetrics.connectionOpened()
-        MemoryReturn.connections.opened()
+        guard !counted.started else { return }
+        let refusedAddress = counted.start(remote: context.channel.remoteAddress)
         perform(state.start(), context: context)
-        guard let address = context.channel.remoteAddress?.ipAddress, !trustedProxies.contains(address) else { return }
-        if perAddress.open(address) {
-            counted = address
-        } else {
-            refuse(context: context, address: address)
-        }
+        if let refusedAddress { refuse(context: context, address: refusedAddress) }
     }
 
     /// A 429 that says why, then the end of the connection. Written at once: the client reads it as the
@@ -90,8 +118,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func refuse(context: ChannelHandlerContext, address: String) {
         refused = true
         OperatorMetrics.refused("tooManyConnections")
-        logger.notice("connection refused: too many from one address", metadata: ["address": "\(address)", "limit": "\(perAddress.limit)"])
-        let body = #"{"status":429,"error":"Too many open connections from your address (at most \#(perAddress.limit)); close some and try again."}"#
+        logger.notice("connection refused: too many from one address", metadata: ["address": "\(address)", "limit": "\(counted.limit)"])
+        let body = #"{"status":429,"error":"Too many open connections from your address (at most \#(counted.limit)); close some and try again."}"#
         var head = HTTPResponseHead(version: .http1_1, status: .tooManyRequests)
         head.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
         head.headers.add(name: "Content-Length", value: String(body.utf8.count))
@@ -118,14 +146,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func stop() {
-        guard started else { return }
-        started = false
+        guard counted.started else { return }
         wake?.cancel()
         wake = nil
-        OperatorMetrics.connectionClosed()
-        MemoryReturn.connections.closed()
-        if let counted { perAddress.close(counted) }
-        counted = nil
+        counted.stop()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

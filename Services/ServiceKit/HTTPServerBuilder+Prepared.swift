@@ -18,7 +18,9 @@ extension HTTPServerBuilder {
         serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(),
         prepared: @escaping PreparedAnswer
     ) -> HTTPServerBuilder {
-        let handlers = preparedHandlers(serverName: serverName, counters: counters, logger: logger, limits: limits, secure: false, prepared: prepared)
+        let perAddress = ConnectionsPerAddress(limit: limits.connectionsPerAddress)
+        let handlers = preparedHandlers(
+            serverName: serverName, counters: counters, logger: logger, limits: limits, perAddress: perAddress, secure: false, prepared: prepared)
         return HTTPServerBuilder { responder in
             HTTP1ChannelWithPreparedAnswers(responder: responder, handlers: handlers)
         }
@@ -33,12 +35,16 @@ extension HTTPServerBuilder {
         serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits = .init(), certificates: TLSCertificates,
         prepared: @escaping PreparedAnswer
     ) -> HTTPServerBuilder {
-        let handlers = preparedHandlers(serverName: serverName, counters: counters, logger: logger, limits: limits, secure: true, prepared: prepared)
+        // One count per client address for both protocols.
+        let perAddress = ConnectionsPerAddress(limit: limits.connectionsPerAddress)
+        let handlers = preparedHandlers(
+            serverName: serverName, counters: counters, logger: logger, limits: limits, perAddress: perAddress, secure: true, prepared: prepared)
         let answered = answered(counters)
         return HTTPServerBuilder { responder in
             HTTPSChannelWithPreparedAnswers(
                 responder: responder, serverName: serverName, tls: { certificates.context }, handshakeTimeout: limits.headerTimeout,
-                idleTimeout: limits.idleTimeout, http1Handlers: handlers, http2Handlers: { [] },
+                idleTimeout: limits.idleTimeout, http1Handlers: handlers,
+                http2Handlers: { [HTTP2ConnectionCount(perAddress: perAddress, trustedProxies: limits.trustedProxies, logger: logger)] },
                 streamHandlers: { [PreparedStreamAnswers(prepared: prepared, answered: answered)] })
         }
     }
@@ -50,10 +56,9 @@ extension HTTPServerBuilder {
 
     /// An HTTP/1.1 connection's handlers after the parser: `ConnectionGuard`, then the door before the router.
     private static func preparedHandlers(
-        serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits, secure: Bool,
-        prepared: @escaping PreparedAnswer
+        serverName: String, counters: RequestCounters, logger: Logger, limits: ConnectionLimits, perAddress: ConnectionsPerAddress,
+        secure: Bool, prepared: @escaping PreparedAnswer
     ) -> @Sendable () -> [any ChannelHandler] {
-        let perAddress = ConnectionsPerAddress(limit: limits.connectionsPerAddress)
         let forwarded = limits.trustedProxies.forwardedScheme
         return {
             [

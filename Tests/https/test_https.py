@@ -301,6 +301,51 @@ class HTTPSTests(unittest.TestCase):
             stream.kill()
             stream.wait()
 
+    def test_http2_connections_count_against_the_per_address_cap_with_http_1_1_ones(self):
+        """MAX_CONNECTIONS_PER_CLIENT=3: one HTTP/1.1 and two HTTP/2 connections are served, a fourth of
+        either kind is not; once one closes, another is served."""
+        process, port = gateway_process({"TLS_CERT": os.path.join(TLS_DIR, "server.pem"), "TLS_KEY": os.path.join(TLS_DIR, "server.key"),
+                                         "MAX_CONNECTIONS_PER_CLIENT": "3"}, "gateway-capped.log")
+        preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+        def connect(protocol):
+            raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+            tls = tls_context(alpn=[protocol]).wrap_socket(raw, server_hostname="localhost")
+            self.assertEqual(tls.selected_alpn_protocol(), protocol)
+            return tls
+
+        def served(tls):
+            """Whether the connection answers: the server's SETTINGS on HTTP/2, an answer on HTTP/1.1."""
+            try:
+                if tls.selected_alpn_protocol() == "h2":
+                    tls.sendall(preface)
+                    frame = tls.recv(9)
+                    return len(frame) == 9 and frame[3] == 0x4
+                tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                return tls.recv(12) == b"HTTP/1.1 200"
+            except (ConnectionError, ssl.SSLError, socket.timeout):
+                return False
+
+        try:
+            wait_ready(f"https://localhost:{port}/readyz", tls_context())
+            time.sleep(0.5)  # the readiness checks' connections have closed
+            held = [connect("http/1.1"), connect("h2"), connect("h2")]
+            self.assertEqual([served(tls) for tls in held], [True, True, True])
+            for protocol in ("h2", "http/1.1"):
+                refused = connect(protocol)
+                self.assertFalse(served(refused), f"a fourth connection ({protocol}) was served")
+                refused.close()
+            held.pop(1).close()
+            time.sleep(0.5)
+            again = connect("h2")
+            self.assertTrue(served(again), "a connection was refused after one of the three closed")
+            again.close()
+            for tls in held:
+                tls.close()
+        finally:
+            process.terminate()
+            process.wait(10)
+
     def test_sighup_serves_a_new_certificate_to_new_connections_while_an_open_stream_goes_on(self):
         folder = tempfile.mkdtemp(prefix="onthemap-reload.")
         try:

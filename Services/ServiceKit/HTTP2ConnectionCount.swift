@@ -1,0 +1,45 @@
+import Logging
+import NIOCore
+
+/// An HTTP/2 connection in the counts `ConnectionGuard` keeps for HTTP/1.1 (`CountedConnection`): among the
+/// open connections, and against its client address's limit (`MAX_CONNECTIONS_PER_CLIENT`), shared with that
+/// address's HTTP/1.1 connections. Past the limit the connection is closed as soon as ALPN has chosen HTTP/2:
+/// before its first stream there is no request to answer. Each connection's streams are bounded by NIOHTTP2,
+/// and its idle time by the HTTP/2 channel.
+final class HTTP2ConnectionCount: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private var counted: CountedConnection
+    private let logger: Logger
+
+    init(perAddress: ConnectionsPerAddress, trustedProxies: TrustedProxies, logger: Logger) {
+        counted = CountedConnection(perAddress: perAddress, trustedProxies: trustedProxies)
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard !counted.started, let address = counted.start(remote: context.channel.remoteAddress) else { return }
+        OperatorMetrics.refused("tooManyConnections")
+        logger.notice("connection refused: too many from one address", metadata: ["address": "\(address)", "limit": "\(counted.limit)"])
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        counted.stop()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        counted.stop()
+    }
+}
