@@ -48,17 +48,22 @@ struct CountedConnection {
 
     var limit: Int { perAddress.limit }
 
-    /// Counts the connection from `remote`, once. Answers the address it is refused for, when that address
-    /// already has as many connections open as it may (the connection is then counted among the open ones only).
-    mutating func start(remote: SocketAddress?) -> String? {
-        guard !started else { return nil }
+    /// Counts the connection from `remote`, once. Answers whether it is refused: its address already has as
+    /// many connections open as it may (the refusal is then counted and logged, and the connection counted
+    /// among the open ones only).
+    mutating func start(remote: SocketAddress?, logger: Logger) -> Bool {
+        guard !started else { return false }
         started = true
         OperatorMetrics.connectionOpened()
         MemoryReturn.connections.opened()
-        guard let remote = remote?.ipAddress, !trustedProxies.contains(remote) else { return nil }
-        guard perAddress.open(remote) else { return remote }
+        guard let remote = remote?.ipAddress, !trustedProxies.contains(remote) else { return false }
+        guard perAddress.open(remote) else {
+            OperatorMetrics.refused("tooManyConnections")
+            logger.notice("connection refused: too many from one address", metadata: ["address": "\(remote)", "limit": "\(limit)"])
+            return true
+        }
         address = remote
-        return nil
+        return false
     }
 
     /// The connection has ended: it leaves the counts, once.
@@ -108,17 +113,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func start(context: ChannelHandlerContext) {
         guard !counted.started else { return }
-        let refusedAddress = counted.start(remote: context.channel.remoteAddress)
+        let refused = counted.start(remote: context.channel.remoteAddress, logger: logger)
         perform(state.start(), context: context)
-        if let refusedAddress { refuse(context: context, address: refusedAddress) }
+        if refused { refuse(context: context) }
     }
 
     /// A 429 that says why, then the end of the connection. Written at once: the client reads it as the
     /// answer to the request it is about to send.
-    private func refuse(context: ChannelHandlerContext, address: String) {
+    private func refuse(context: ChannelHandlerContext) {
         refused = true
-        OperatorMetrics.refused("tooManyConnections")
-        logger.notice("connection refused: too many from one address", metadata: ["address": "\(address)", "limit": "\(counted.limit)"])
         let body = #"{"status":429,"error":"Too many open connections from your address (at most \#(counted.limit)); close some and try again."}"#
         var head = HTTPResponseHead(version: .http1_1, status: .tooManyRequests)
         head.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")

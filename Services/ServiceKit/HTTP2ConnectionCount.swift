@@ -18,20 +18,9 @@ final class HTTP2ConnectionCount: ChannelInboundHandler, RemovableChannelHandler
         self.logger = logger
     }
 
+    /// Added once ALPN has chosen HTTP/2, so the connection is already active.
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { start(context: context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        start(context: context)
-        context.fireChannelActive()
-    }
-
-    private func start(context: ChannelHandlerContext) {
-        guard !counted.started, let address = counted.start(remote: context.channel.remoteAddress) else { return }
-        OperatorMetrics.refused("tooManyConnections")
-        logger.notice("connection refused: too many from one address", metadata: ["address": "\(address)", "limit": "\(counted.limit)"])
-        context.close(promise: nil)
+        if counted.start(remote: context.channel.remoteAddress, logger: logger) { context.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
