@@ -1,6 +1,5 @@
 import HTTPTypes
 import HummingbirdCore
-import HummingbirdHTTP2
 import Logging
 import NIOCore
 import NIOHTTPTypes
@@ -12,11 +11,11 @@ import NIOTLS
 /// Each new connection takes the TLS context `tls` holds at that moment, so a renewed certificate is served
 /// to new connections while open ones keep the one they began with. On `http/1.1` (or when the client names
 /// no protocol) the connection is the plain one's, the door before the router included
-/// (`HTTP1ChannelWithPreparedAnswers`), so HTTP/1.1 keeps its speed. On `h2` it is Hummingbird's HTTP/2
-/// channel with `streamHandlers` on each stream (the door for answers from memory, `PreparedStreamAnswers`):
-/// every other request goes through the router, whose door of each route declared with an early answer
-/// gives the same answer (a live stream included, as the response body of its HTTP/2 stream), and every
-/// answer gets the headers the door before the router would have added (`AnswerHeaders`).
+/// (`HTTP1ChannelWithPreparedAnswers`), so HTTP/1.1 keeps its speed. On `h2` it is
+/// `HTTP2ChannelWithPreparedAnswers`, with `streamHandlers` on each stream (the door for answers from memory,
+/// `PreparedStreamAnswers`): every other request goes through the router, whose door of each route declared
+/// with an early answer gives the same answer (a live stream included, as the response body of its HTTP/2
+/// stream), and every answer gets the headers the door before the router would have added (`AnswerHeaders`).
 public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHandler {
     /// The connection once its protocol is known.
     public struct Value: ServerChildChannelValue {
@@ -26,14 +25,14 @@ public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
 
     enum Negotiated: Sendable {
         case http1(HTTP1ChannelWithPreparedAnswers.Value)
-        case http2(HTTP2Channel.Value)
+        case http2(HTTP2ChannelWithPreparedAnswers.Value)
     }
 
     /// What ALPN offers, best first.
     public static let applicationProtocols = ["h2", "http/1.1"]
 
     private let http1: HTTP1ChannelWithPreparedAnswers
-    private let http2: HTTP2Channel
+    private let http2: HTTP2ChannelWithPreparedAnswers
     private let tls: @Sendable () -> NIOSSLContext
     private let handshakeTimeout: TimeAmount
     private let http2Handlers: @Sendable () -> [any ChannelHandler]
@@ -53,10 +52,8 @@ public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
     ) {
         http1 = HTTP1ChannelWithPreparedAnswers(responder: responder, handlers: http1Handlers)
         let headers = AnswerHeaders(serverName: serverName, secure: true)
-        http2 = HTTP2Channel(
-            responder: responder,
-            configuration: .init(
-                idleTimeout: idleTimeout, streamConfiguration: .init(additionalChannelHandlers: [HTTP2AnswerHeaders(headers)] + streamHandlers())))
+        http2 = HTTP2ChannelWithPreparedAnswers(
+            idleTimeout: TimeAmount(idleTimeout), streamHandlers: { [HTTP2AnswerHeaders(headers)] + streamHandlers() })
         self.tls = tls
         self.handshakeTimeout = TimeAmount(handshakeTimeout)
         self.http2Handlers = http2Handlers
@@ -72,9 +69,10 @@ public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result, channel in
                 switch result {
                 case .negotiated("h2"):
-                    return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandlers(http2Handlers()) }
-                        .flatMap { http2.setup(channel: channel, logger: logger) }
-                        .map { .http2($0) }
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers(http2Handlers())
+                        return .http2(try http2.setup(channel: channel))
+                    }
                 default:
                     return http1.setup(channel: channel, logger: logger).map { .http1($0) }
                 }
@@ -98,7 +96,7 @@ public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
         }
         switch negotiated {
         case .http1(let connection): await http1.handle(value: connection, logger: logger)
-        case .http2(let connection): await http2.handle(value: connection, logger: logger)
+        case .http2(let connection): await http2.handle(value: connection, router: self, logger: logger)
         }
     }
 }

@@ -69,6 +69,10 @@ public final class TLSCertificates: Sendable {
         configuration.maximumTLSVersion = .tlsv13
         configuration.cipherSuites = tls12CipherSuites.joined(separator: ":")
         configuration.applicationProtocols = applicationProtocols
+        // A connection the gateway closes (idle, or the server stopping) sends its close_notify and waits this
+        // long for the client's before closing the socket. NIO's 5 s made a stopping gateway wait 5 s for any
+        // client that does not answer one (Python's ssl does not); every answer has been sent by then.
+        configuration.shutdownTimeout = .milliseconds(500)
         do {
             return try NIOSSLContext(configuration: configuration)
         } catch {

@@ -149,6 +149,32 @@ def wait_ready(url, context=None):
     raise AssertionError(f"not ready: {url}")
 
 
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # and an empty SETTINGS
+H2_GOAWAY = 0x7
+
+
+def h2_get(path, stream_id):
+    """A HEADERS frame asking GET `path` on `stream_id`, with END_STREAM and END_HEADERS: each field an HPACK
+    literal without indexing, so no table is needed."""
+    fields = b"".join(b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value for name, value in (
+        (b":method", b"GET"), (b":scheme", b"https"), (b":path", path.encode()), (b":authority", b"localhost")))
+    return len(fields).to_bytes(3, "big") + b"\x01\x05" + stream_id.to_bytes(4, "big") + fields
+
+
+def h2_frames(tls):
+    """The frames an HTTP/2 connection sends, as (type, flags, stream id, payload), until it closes."""
+    pending = b""
+    while True:
+        while len(pending) >= 9 and len(pending) >= 9 + int.from_bytes(pending[:3], "big"):
+            length = int.from_bytes(pending[:3], "big")
+            yield pending[3], pending[4], int.from_bytes(pending[5:9], "big") & 0x7FFFFFFF, pending[9:9 + length]
+            pending = pending[9 + length:]
+        chunk = tls.recv(65536)
+        if not chunk:
+            return
+        pending += chunk
+
+
 class HTTPSTests(unittest.TestCase):
     def test_tls_1_0_and_1_1_are_refused_and_1_2_and_1_3_served(self):
         for old in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
@@ -306,7 +332,6 @@ class HTTPSTests(unittest.TestCase):
         either kind is not; once one closes, another is served."""
         process, port = gateway_process({"TLS_CERT": os.path.join(TLS_DIR, "server.pem"), "TLS_KEY": os.path.join(TLS_DIR, "server.key"),
                                          "MAX_CONNECTIONS_PER_CLIENT": "3"}, "gateway-capped.log")
-        preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
         def connect(protocol):
             raw = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -318,7 +343,7 @@ class HTTPSTests(unittest.TestCase):
             """Whether the connection answers: the server's SETTINGS on HTTP/2, an answer on HTTP/1.1."""
             try:
                 if tls.selected_alpn_protocol() == "h2":
-                    tls.sendall(preface)
+                    tls.sendall(H2_PREFACE)
                     frame = tls.recv(9)
                     return len(frame) == 9 and frame[3] == 0x4
                 tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -345,6 +370,42 @@ class HTTPSTests(unittest.TestCase):
         finally:
             process.terminate()
             process.wait(10)
+
+    def test_a_stopping_gateway_tells_its_http2_clients_goaway_and_ends_their_streams_first(self):
+        """SIGTERM with two answered streams and a live stream open on one connection: a GOAWAY naming the last
+        stream the connection took, with no error; the live stream's clean end; then the connection's end. The
+        gateway exits at once, though this client never answers TLS's close_notify (Python's ssl does not)."""
+        process, port = gateway_process({"TLS_CERT": os.path.join(TLS_DIR, "server.pem"), "TLS_KEY": os.path.join(TLS_DIR, "server.key")},
+                                        "gateway-stopping.log")
+        try:
+            wait_ready(f"https://localhost:{port}/readyz", tls_context())
+            raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+            with tls_context(alpn=["h2"]).wrap_socket(raw, server_hostname="localhost") as tls:
+                tls.sendall(H2_PREFACE + h2_get("/healthz", 1) + h2_get("/v1/StudentLocation", 3) + h2_get("/v1/StudentLocation/events", 5))
+                frames = h2_frames(tls)
+                ended, connected = set(), False
+                for kind, flags, stream, payload in frames:
+                    if kind in (0x0, 0x1) and flags & 0x1:  # DATA or HEADERS ending its stream
+                        ended.add(stream)
+                    connected = connected or (kind == 0x0 and stream == 5 and b": connected" in payload)
+                    if ended == {1, 3} and connected:
+                        break
+                started = time.monotonic()
+                process.send_signal(signal.SIGTERM)
+                rest = list(frames)
+                closed = time.monotonic() - started
+                goaways = [payload for kind, _, _, payload in rest if kind == H2_GOAWAY]
+                self.assertEqual(len(goaways), 1, rest)
+                self.assertEqual((int.from_bytes(goaways[0][:4], "big"), int.from_bytes(goaways[0][4:8], "big")), (5, 0))
+                self.assertTrue(any(stream == 5 and kind in (0x0, 0x1) and flags & 0x1 for kind, flags, stream, _ in rest),
+                                f"the live stream was not ended before the connection: {rest}")
+            self.assertEqual(process.wait(timeout=10), 0)
+            self.assertLess(closed, 1, "the connection was closed late")
+            self.assertLess(time.monotonic() - started, 3, f"the gateway exited late (the connection closed after {closed:.2f} s)")
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     def test_sighup_serves_a_new_certificate_to_new_connections_while_an_open_stream_goes_on(self):
         folder = tempfile.mkdtemp(prefix="onthemap-reload.")
