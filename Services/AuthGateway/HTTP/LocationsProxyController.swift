@@ -27,6 +27,11 @@ struct LocationsProxyController: Sendable {
         group.get(":objectId") { request, context in
             try await read(request, context: context, objectId: context.parameters.get("objectId"))
         }
+        if !legacyParse {
+            group.get(":objectId/history") { request, context in
+                try await read(request, context: context, objectId: context.parameters.get("objectId"), suffix: "/history")
+            }
+        }
         for method in [HTTPRequest.Method.put, .delete] {
             group.on(":objectId", method: method, routes: routes) { request, parameters in
                 writes.handling(request, objectId: parameters.get("objectId"), legacyParse: legacyParse)
@@ -56,15 +61,20 @@ struct LocationsProxyController: Sendable {
         return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
     }
 
-    /// A list's read carries the documented query (`listQuery`); one pin's carries none, as it takes none.
-    private func read(_ request: Request, context: GatewayRequestContext, objectId: String?, query: String? = nil) async throws -> Response {
-        let answer = try await fetch(request, context: context, objectId: objectId, query: query)
+    /// A list's read carries the documented query (`listQuery`); one pin's carries none, as it takes none,
+    /// nor does its history (`suffix`).
+    private func read(
+        _ request: Request, context: GatewayRequestContext, objectId: String?, query: String? = nil, suffix: String = ""
+    ) async throws -> Response {
+        let answer = try await fetch(request, context: context, objectId: objectId, query: query, suffix: suffix)
         return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
     }
 
-    private func fetch(_ request: Request, context: GatewayRequestContext, objectId: String?, query: String?) async throws -> LocationsClient.Answer {
+    private func fetch(
+        _ request: Request, context: GatewayRequestContext, objectId: String?, query: String?, suffix: String = ""
+    ) async throws -> LocationsClient.Answer {
         return try await locations.send(
-            method: .GET, path: LocationsClient.locationPath(objectId), query: query, headers: PreparedRequest(request).headers,
+            method: .GET, path: LocationsClient.locationPath(objectId) + suffix, query: query, headers: PreparedRequest(request).headers,
             body: nil, actor: nil, requestID: context.requestID)
     }
 

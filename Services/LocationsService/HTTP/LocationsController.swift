@@ -21,6 +21,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         group.on(method: .get, routes: routes, early: { request, _ in hotRead(request).map(PreparedHandling.answer) }, use: list)
         group.post(use: create)
         group.get(":objectId", use: show)
+        group.get(":objectId/history", use: history)
         group.put(":objectId", use: update)
         group.delete(":objectId", use: delete)
     }
@@ -46,6 +47,15 @@ struct LocationsController<Context: RequestContext>: Sendable {
         let objectId = ObjectID(try context.parameters.require("objectId"))
         guard objectId.isWellFormed, let pin = try await commands.log.pin(objectId) else { throw LocationError.notFound }
         return .json(pin.location.json, headers: [.eTag: ETagCondition.tag(for: pin.version)])
+    }
+
+    /// The pin's history, public as the pin is; a deleted pin's too.
+    @Sendable func history(_ request: Request, context: Context) async throws -> Response {
+        let objectId = ObjectID(try context.parameters.require("objectId"))
+        guard objectId.isWellFormed, let history = PinHistory(objectId: objectId, events: try await commands.log.stream(objectId)) else {
+            throw LocationError.notFound
+        }
+        return .json(history.json)
     }
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
