@@ -13,9 +13,15 @@ ensure_toolchain
 # `swift format format -i -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift`.
 swift format lint --strict -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift
 
-# The end-to-end tests check the published API document with the tools its users would use.
-python3 -c "import schemathesis, openapi_spec_validator" 2>/dev/null \
-    || python3 -m pip install -q --disable-pip-version-check schemathesis openapi-spec-validator
+# The end-to-end tests check the published API document, and the GeoJSON feed, with the tools their users
+# would use: schemathesis and openapi-spec-validator; GDAL's ogrinfo and the geojson package's validator.
+python3 -c "import schemathesis, openapi_spec_validator, geojson" 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check schemathesis openapi-spec-validator geojson
+if ! command -v ogrinfo >/dev/null; then
+    echo "installing gdal-bin..."
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq gdal-bin >/dev/null
+fi
 
 data_dir=$(mktemp -d /tmp/onthemap-test-pg.XXXXXX)
 port=$(free_port)

@@ -101,6 +101,7 @@ func buildRouter(
         proxy.addRoutes(
             to: prepared.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), routes: prepared, legacyParse: legacy)
     }
+    proxy.addFeed(to: prepared.group("v1").add(middleware: CrossOriginMiddleware()).add(middleware: GatewayErrorMiddleware(style: .parse)))
     routes.know(prepared.table())
     return prepared
 }

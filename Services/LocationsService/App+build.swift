@@ -52,8 +52,9 @@ func buildRouter(
     HealthController(database: parts.database, registry: registry, token: token).addRoutes(to: router)
     let locations = routes.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
     ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: locations)
-    LocationsController(commands: parts.commands, cache: parts.cache, token: token)
-        .addRoutes(to: locations, routes: routes)
+    let controller = LocationsController<BasicRequestContext>(commands: parts.commands, cache: parts.cache, token: token)
+    controller.addRoutes(to: locations, routes: routes)
+    controller.addFeed(to: routes.group("v1").add(middleware: InternalTokenMiddleware(token: token)))
     return routes
 }
 

@@ -13,10 +13,10 @@ public struct CachedJSON: Sendable {
     private let full: PreparedResponse
     private let notModified: PreparedResponse
 
-    public init(body: ByteBuffer, etag: String) {
+    public init(body: ByteBuffer, etag: String, contentType: String = "application/json") {
         self.body = body
         self.etag = etag
-        full = PreparedResponse(status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: body)
+        full = PreparedResponse(status: .ok, headers: [.contentType: contentType, .eTag: etag], body: body)
         notModified = PreparedResponse(status: .notModified, headers: [.eTag: etag], body: nil)
     }
 

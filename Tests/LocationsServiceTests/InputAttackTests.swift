@@ -141,6 +141,8 @@ import Testing
         "https://example.com@evil.example/", "https://user:pass@x.com", "example.com@evil.example", "HTTPS://a:@evil.example",
         "javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "https://x.com/\u{0}", "http://x.com\\@evil.com",
         "https://x.com\\evil.example", "https://x.com/a\u{85}b", "https://x.com/\u{7F}", "https://x.com/a\u{2028}b", "https://x.com/\ta",
+        // Hosts no name can be: RFC 3986 lets a host hold sub-delimiters, DNS does not.
+        "http://uy6.zc.nuc.0f6*", "https://exa!mple.com", "https://example..com/", "https://example.com'/",
     ]
 
     @Test(arguments: disguisedLinks)
@@ -170,6 +172,8 @@ import Testing
         #expect(try Validation.mediaURL("https://medium.com/@someone") == "https://medium.com/@someone")
         #expect(try Validation.mediaURL("https://x.com/search?q=a@b#c@d") == "https://x.com/search?q=a@b#c@d")
         #expect(try Validation.mediaURL("http://localhost:8080/x") == "http://localhost:8080/x")
+        #expect(try Validation.mediaURL("https://bücher.example/ß") == "https://bücher.example/ß")
+        #expect(try Validation.mediaURL("https://my-site.co.uk") == "https://my-site.co.uk")
     }
 
     @Test func metricsNeedTheInternalTokenWhileHealthAndReadinessStayOpen() async throws {

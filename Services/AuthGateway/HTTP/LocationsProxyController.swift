@@ -39,6 +39,25 @@ struct LocationsProxyController: Sendable {
         }
     }
 
+    /// `GET /v1/StudentLocation.geojson`, public like the list and readable from any origin
+    /// (`CrossOriginMiddleware`), so that a map on another site (uMap's remote data, a QGIS layer, a page's
+    /// fetch) can show the pins: the list's query is forwarded as for the list, and the service's GeoJSON
+    /// and its tag come back. A browser's preflight (`OPTIONS`, sent before a fetch with headers of its
+    /// own) is answered too.
+    func addFeed(to group: RouterGroup<GatewayRequestContext>) {
+        group.get("StudentLocation.geojson") { request, context in
+            let answer = try await locations.send(
+                method: .GET, path: "/v1/StudentLocation.geojson", query: try Self.listQuery(request.uri.query),
+                headers: PreparedRequest(request).headers, body: nil, actor: nil, requestID: context.requestID)
+            return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
+        }
+        group.on("StudentLocation.geojson", method: .options) { _, _ in
+            Response(
+                status: .noContent,
+                headers: [.accessControlAllowMethods: "GET, HEAD", .accessControlAllowHeaders: "If-None-Match", .accessControlMaxAge: "86400"])
+        }
+    }
+
     /// The default list from the gateway's copy, while it can be trusted.
     private func cachedList(_ request: PreparedRequest) -> PreparedResponse? {
         guard LatestListQuery.matches(request.query), let list = latest.current else { return nil }

@@ -96,9 +96,7 @@ final class LatestLocationsCache: Service, Sendable {
         guard let generation = state.withLock({ $0.waiting.isEmpty ? nil : $0.generation }) else { return }
         let result: Result<CachedJSON, any Error>
         do {
-            let body = StudentLocationList(results: try await load()).json
-            let digest = body.withUnsafeReadableBytes { SHA256.hash(data: $0) }.prefix(12).hexString
-            result = .success(CachedJSON(body: body, etag: "\"\(digest)\""))
+            result = .success(CachedJSON(tagging: StudentLocationList(results: try await load()).json))
         } catch {
             result = .failure(error)
         }
@@ -113,6 +111,15 @@ final class LatestLocationsCache: Service, Sendable {
         }
         for (_, reader) in served { reader.resume(with: result) }
         if more { builds.continuation.yield() }
+    }
+}
+
+extension CachedJSON {
+    /// `body` with a strong tag made from its bytes: the same document always has the same tag, on every
+    /// replica.
+    init(tagging body: ByteBuffer, contentType: String = "application/json") {
+        let digest = body.withUnsafeReadableBytes { SHA256.hash(data: $0) }.prefix(12).hexString
+        self.init(body: body, etag: "\"\(digest)\"", contentType: contentType)
     }
 }
 

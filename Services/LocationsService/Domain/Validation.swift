@@ -90,9 +90,16 @@ enum Validation {
         return !(scheme.contains(".") && !port.isEmpty && port.allSatisfy(\.isNumber))
     }
 
+    /// A name a browser can look up: dot-separated labels of letters (of any script), digits and hyphens, or
+    /// `localhost`, or an IPv6 literal. `URLComponents` takes what RFC 3986 allows in a host (`*`, `!`, `'`…),
+    /// which no name can hold.
     private static func isPlausibleHost(_ host: String) -> Bool {
         guard !host.isEmpty, host.utf8.count <= 253 else { return false }
         if host == "localhost" || host.hasPrefix("[") { return true }
-        return host.contains(".") && !host.hasPrefix(".") && !host.hasSuffix(".")
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count > 1
+            && labels.allSatisfy { label in
+                !label.isEmpty && label.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "-" }
+            }
     }
 }

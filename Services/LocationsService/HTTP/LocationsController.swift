@@ -26,6 +26,20 @@ struct LocationsController<Context: RequestContext>: Sendable {
         group.delete(":objectId", use: delete)
     }
 
+    /// `GET /v1/StudentLocation.geojson`: the list the same query gives, as GeoJSON (`StudentLocationList.geoJSON`),
+    /// tagged by its bytes so that a map that polls it gets 304 while nothing changed.
+    func addFeed(to group: RouterGroup<Context>) {
+        group.get("StudentLocation.geojson", use: geoJSON)
+    }
+
+    @Sendable func geoJSON(_ request: Request, context: Context) async throws -> Response {
+        let query = try ListQueryParser.parse(request.uri.queryParameters)
+        let feed = CachedJSON(tagging: StudentLocationList(results: try await commands.log.pins(query)).geoJSON, contentType: Self.geoJSONType)
+        return feed.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
+    }
+
+    static var geoJSONType: String { "application/geo+json" }
+
     /// The default list from the cache while it is ready; the common spellings of the default list only,
     /// rarer ones take `list` to the same cache. The token is checked here too: before the router, no
     /// middleware has.
