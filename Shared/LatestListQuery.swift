@@ -17,7 +17,7 @@ public enum LatestListQuery {
 /// The gateway forwards these and no others; the service refuses a longer value, so nothing a client puts
 /// in a query reaches storage unbounded.
 public enum ListQueryParameter: String, CaseIterable, Sendable {
-    case limit, skip, order, uniqueKey, `where`
+    case limit, skip, order, uniqueKey, `where`, at
 
     /// In bytes. A `where` may test a whole link for equality, percent-encoded.
     public var maximumLength: Int {
@@ -26,6 +26,7 @@ public enum ListQueryParameter: String, CaseIterable, Sendable {
         case .order: 256
         case .uniqueKey: 512
         case .where: 8192
+        case .at: 64
         }
     }
 

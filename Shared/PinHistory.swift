@@ -1,7 +1,8 @@
 import NIOCore
 
 /// One pin's past, as `GET /v1/StudentLocation/{objectId}/history` answers it: what happened to it, oldest
-/// first, each at the time the log recorded it.
+/// first, each at the moment it took effect: the time the pin carries after it (its `updatedAt`, or when it
+/// was deleted or hidden), the moment `?at=` shows the map at.
 ///
 /// ```json
 /// {"objectId":"…","results":[

@@ -80,4 +80,63 @@ import Testing
             }
         }
     }
+
+    /// `?at=` through the gateway, at the moments a pin's history names: the list (and the GeoJSON feed) as it
+    /// was then, nothing before the first event, and a Parse-style 400 for a malformed or future time.
+    @Test func theListAtTheMomentsOfAPinsHistoryShowsTheMapAsItWasThen() async throws {
+        try await withGateway { client, _ in
+            let student = try await client.signedUpAndLoggedIn("at@example.com", firstName: "Ada", lastName: "Yonath")
+            let id = try await client.postPin(as: student, mapString: "Lima, Peru")
+            let moved = try await client.send(
+                .put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"Oslo, Norway","latitude":59.9,"longitude":10.75}"#,
+                headers: [student.bearer])
+            #expect(moved.status == .ok)
+            let other = try await client.postPin(as: student, mapString: "Accra, Ghana")
+            #expect(try await client.send(.delete, "/v1/StudentLocation/\(id)", headers: [student.bearer]).status == .ok)
+            let moments = try await Self.history(client, id).entries.compactMap { ($0["at"] as? String).flatMap(Timestamp.init(iso8601:)) }
+            try #require(moments.count == 3)
+            let (posted, movedAt, deleted) = (moments[0], moments[1], moments[2])
+
+            func places(at moment: String, _ path: String = "/v1/StudentLocation") async throws -> [String] {
+                let reply = try await client.send(.get, path + "?at=" + moment.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+                #expect(reply.status == .ok, "\(moment): \(reply.body)")
+                return (reply.json["results"] as? [[String: Any]] ?? []).compactMap { $0["mapString"] as? String }
+            }
+            let before = try await client.send(
+                .get, "/v1/StudentLocation?at=" + Timestamp(millisecondsSince1970: posted.millisecondsSince1970 - 1).iso8601)
+            #expect(before.status == .ok && before.body == #"{"results":[]}"#, "\(before.body)")
+            #expect(try await places(at: posted.iso8601) == ["Lima, Peru"])
+            #expect(try await places(at: Timestamp(millisecondsSince1970: movedAt.millisecondsSince1970 - 1).iso8601) == ["Lima, Peru"])
+            #expect(try await places(at: movedAt.iso8601) == ["Oslo, Norway"])
+            let afterAccra = try await places(at: Timestamp(millisecondsSince1970: deleted.millisecondsSince1970 - 1).iso8601)
+            #expect(afterAccra == ["Accra, Ghana", "Oslo, Norway"])
+            #expect(try await places(at: deleted.iso8601) == ["Accra, Ghana"])
+            // The same moment with an offset, and with its `+` left unencoded (read as a space).
+            let offset = Timestamp(millisecondsSince1970: movedAt.millisecondsSince1970 + 3_600_000).iso8601.dropLast() + "+01:00"
+            #expect(try await places(at: String(offset)) == ["Oslo, Norway"])
+            let unencoded = try await client.send(.get, "/v1/StudentLocation?at=\(offset)")
+            #expect(
+                (unencoded.json["results"] as? [[String: Any]])?.compactMap { $0["mapString"] as? String } == ["Oslo, Norway"], "\(unencoded.body)")
+            // The other query parameters apply at that moment too, and the GeoJSON feed takes it.
+            let nobodys = try await client.send(.get, "/v1/StudentLocation?uniqueKey=nobody&at=" + movedAt.iso8601)
+            #expect(nobodys.status == .ok && nobodys.body == #"{"results":[]}"#, "\(nobodys.body)")
+            let feed = try await client.send(.get, "/v1/StudentLocation.geojson?at=" + movedAt.iso8601)
+            let points = (feed.json["features"] as? [[String: Any]])?.compactMap { ($0["geometry"] as? [String: Any])?["coordinates"] as? [Double] }
+            #expect(points == [[10.75, 59.9]], "\(feed.body)")
+            #expect(feed.headers[.contentType] == "application/geo+json")
+            // Now, the list as it is.
+            let now = try await client.send(.get, "/v1/StudentLocation?at=" + Timestamp.now().iso8601)
+            #expect((now.json["results"] as? [[String: Any]])?.compactMap { $0["objectId"] as? String } == [other])
+
+            for (bad, message) in [
+                ("yesterday", "at must be a time in ISO 8601, such as 2026-11-26T09:30:00Z."),
+                ("2026-13-45T99:00:00Z", "at must be a time in ISO 8601, such as 2026-11-26T09:30:00Z."),
+                ("2999-01-01T00:00:00Z", "at must not be in the future"),
+            ] {
+                let reply = try await client.send(.get, "/v1/StudentLocation?at=" + bad)
+                #expect(reply.status == .badRequest && reply.json["code"] as? Int == 102, "\(bad): \(reply.body)")
+                #expect((reply.json["error"] as? String)?.hasPrefix(message) == true, "\(bad): \(reply.body)")
+            }
+        }
+    }
 }

@@ -2,12 +2,13 @@ import Foundation
 import TestSupport
 
 /// Both services on a fresh database: the gateway (with `gatewaySettings` besides its own), and
-/// locations-service behind it.
+/// locations-service behind it (with `locationsSettings`).
 func withSystem(
-    gatewaySettings: [String: String] = [:], _ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess) async throws -> Void
+    gatewaySettings: [String: String] = [:], locationsSettings: [String: String] = [:],
+    _ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess) async throws -> Void
 ) async throws {
     let database = try await TestDatabase.create()
-    let locations = try ServiceProcess(locationsOn: database.url)
+    let locations = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url].merging(locationsSettings) { $1 })
     defer { locations.terminate() }
     try await locations.waitUntilReady()
     let gateway = try ServiceProcess(

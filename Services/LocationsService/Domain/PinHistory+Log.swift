@@ -1,9 +1,10 @@
 import OnTheMapShared
 
 extension PinHistory {
-    /// The history of the pin whose stream is `events` (oldest first), each entry at the time the log recorded
-    /// its event; nil when there is none to show: no stream, or a pin an operator has hidden (hidden, it is
-    /// not found, as the pin itself is not). Each change is told against the pin's state before it.
+    /// The history of the pin whose stream is `events` (oldest first), each entry at the moment its change
+    /// took effect (`RecordedEvent.moment`, as `?at=` reads the log); nil when there is none to show: no
+    /// stream, or a pin an operator has hidden (hidden, it is not found, as the pin itself is not). Each
+    /// change is told against the pin's state before it.
     init?(objectId: ObjectID, events: [RecordedEvent]) {
         guard let last = events.last, last.type != .hidden else { return nil }
         var before: StudentLocation?
@@ -11,18 +12,18 @@ extension PinHistory {
         for event in events {
             switch (event.type, event.change) {
             case (.posted, .upserted(let location)):
-                entries.append(Entry(event: .posted, at: event.recordedAt, location: location))
+                entries.append(Entry(event: .posted, at: event.moment, location: location))
                 before = location
             case (.updated, .upserted(let location)), (.unhidden, .upserted(let location)):
                 let (changes, moved) = before.map { Self.changes(from: $0, to: location) } ?? ([:], false)
                 let kind: Event = event.type == .unhidden ? .unhidden : moved ? .moved : .edited
-                entries.append(Entry(event: kind, at: event.recordedAt, changes: changes))
+                entries.append(Entry(event: kind, at: event.moment, changes: changes))
                 before = location
             case (.deleted, _):
-                entries.append(Entry(event: .deleted, at: event.recordedAt))
+                entries.append(Entry(event: .deleted, at: event.moment))
                 before = nil
             case (.hidden, _):
-                entries.append(Entry(event: .hidden, at: event.recordedAt))
+                entries.append(Entry(event: .hidden, at: event.moment))
             default:
                 continue
             }

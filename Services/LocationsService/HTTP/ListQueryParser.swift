@@ -36,6 +36,9 @@ enum ListQueryParser {
             }
             if !sorts.isEmpty { query.order = sorts }
         }
+        if let text = parameters["at"] {
+            query.at = try moment(String(text))
+        }
         if let text = parameters["uniqueKey"] {
             query.filters[.uniqueKey] = String(text)
         }
@@ -60,6 +63,34 @@ enum ListQueryParser {
             }
         }
         return query
+    }
+}
+
+extension ListQueryParser {
+    /// `at`: an RFC 3339 time, `2026-11-26T09:30:00Z`, with or without fractions of a second, or with an offset
+    /// (`+01:00`; a `+` a client did not percent-encode arrives as a space), or a date alone (its midnight,
+    /// UTC); not after now.
+    static func moment(_ text: String, now: Timestamp = .now()) throws(LocationError) -> Timestamp {
+        let spelled = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "+").uppercased()
+        guard let moment = parseMoment(spelled) else {
+            throw .invalidQuery("at must be a time in ISO 8601, such as 2026-11-26T09:30:00Z.")
+        }
+        guard moment <= now else { throw .invalidQuery("at must not be in the future (it is \(now.iso8601) now).") }
+        return moment
+    }
+
+    private static func parseMoment(_ text: String) -> Timestamp? {
+        if text.utf8.count == 10 { return Timestamp(iso8601: text + "T00:00:00Z") }
+        if text.hasSuffix("Z") { return Timestamp(iso8601: text) }
+        // `±HH:MM` after the time: the same instant in UTC is the local time less the offset.
+        let characters = Array(text)
+        guard characters.count > 6, characters[characters.count - 3] == ":", let sign = characters.dropLast(5).last,
+            sign == "+" || sign == "-", let hours = Int64(String(characters.suffix(5).prefix(2))),
+            let minutes = Int64(String(characters.suffix(2))), hours < 24, minutes < 60,
+            let local = Timestamp(iso8601: String(characters.dropLast(6)) + "Z")
+        else { return nil }
+        let offset = (hours * 60 + minutes) * 60_000
+        return Timestamp(millisecondsSince1970: local.millisecondsSince1970 + (sign == "+" ? -offset : offset))
     }
 }
 

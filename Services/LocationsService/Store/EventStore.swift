@@ -238,6 +238,18 @@ struct PostgresAppendMissing: Error {}
 
 /// One event as a follower of the log reads it, its payload already unpacked by SQL. A hide reads as the
 /// pin's removal, without its reason; an unhide as the pin.
+extension RecordedEvent {
+    /// When the change took effect, as `locations.event_moment` reads it: the time the pin itself carries
+    /// (`updatedAt`, or `deletedAt` and `hiddenAt` for a removal), or for an unhide, whose pin keeps the times
+    /// it had, when the log recorded it.
+    var moment: Timestamp {
+        switch change {
+        case .upserted(let location): type == .unhidden ? max(location.updatedAt, recordedAt) : location.updatedAt
+        case .deleted(let removal): removal.deletedAt
+        }
+    }
+}
+
 struct RecordedEvent: Sendable, Hashable {
     var position: LogPosition
     var type: LocationEventType
@@ -246,7 +258,8 @@ struct RecordedEvent: Sendable, Hashable {
     var recordedAt: Timestamp
 
     static let columns = """
-        transaction_id::text::bigint, position, stream_version, event_type, recorded_at,
+        transaction_id::text::bigint, position, stream_version, event_type,
+        (extract(epoch FROM date_trunc('milliseconds', recorded_at)) * 1000)::bigint,
         data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
         data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
         data->>'createdAt', coalesce(data->>'updatedAt', data->>'deletedAt', data->>'hiddenAt')
@@ -258,13 +271,14 @@ struct RecordedEvent: Sendable, Hashable {
             mediaURL, latitude, longitude, createdAt, changedAt
         ) = try row.decode(
             (
-                Int64, Int64, Int, String, Date, String, String, String?, String?, String?,
+                Int64, Int64, Int, String, Int64, String, String, String?, String?, String?,
                 String?, Double?, Double?, String?, String?
             ).self)
         self.position = LogPosition(transactionId: transaction, position: position)
         self.streamVersion = version
-        self.recordedAt = Timestamp(recordedAt)
-        let changed = changedAt.flatMap(Timestamp.init(iso8601:)) ?? Timestamp(recordedAt)
+        // In whole milliseconds, cut as `locations.event_moment` cuts them (not rounded, as a `Date` would be).
+        self.recordedAt = Timestamp(millisecondsSince1970: recordedAt)
+        let changed = changedAt.flatMap(Timestamp.init(iso8601:)) ?? self.recordedAt
         guard let eventType = LocationEventType(rawValue: type) else { throw UnknownEventType(type: type) }
         self.type = eventType
         switch eventType {

@@ -108,7 +108,13 @@ final class MemoryLocationLog: LocationLog {
     }
 
     func pins(_ query: PinQuery) async throws -> [StudentLocation] {
-        let all = state.withLock { Array($0.pins.values.map(\.location)) }
+        let all = state.withLock { state in
+            guard let at = query.at else { return Array(state.pins.values.map(\.location)) }
+            // The log folded up to the moment, as `locations.pin_versions` holds it.
+            var fold = PinFold()
+            for event in state.events where event.moment <= at { fold.apply(event) }
+            return fold.rows.values.map(\.location)
+        }
         var order = query.order
         if !order.contains(where: { $0.key == .objectId }) {
             order.append(PinQuery.Sort(key: .objectId, descending: query.order.first?.descending != false))

@@ -168,6 +168,100 @@ enum Migrations {
                 CREATE INDEX events_pin_cap ON locations.events (position) WHERE metadata->>'reason' = 'pinCap'
                 """,
             ]),
+        Migration(
+            version: 3, name: "pin versions: the map at any moment",
+            statements: [
+                """
+                -- When an event's change took effect: the time the pin itself carries (what its clients see of
+                -- it: `updatedAt`, `deletedAt`, `hiddenAt`), or for an unhide, whose pin keeps the times it had,
+                -- when the log recorded it (to the millisecond, as the pins' times are).
+                CREATE FUNCTION locations.event_moment(event_type text, data jsonb, recorded_at timestamptz)
+                    RETURNS timestamptz LANGUAGE sql STABLE
+                    RETURN CASE event_type
+                        WHEN 'LocationDeleted' THEN (data->>'deletedAt')::timestamptz
+                        WHEN 'LocationHidden' THEN (data->>'hiddenAt')::timestamptz
+                        WHEN 'LocationUnhidden' THEN greatest((data->>'updatedAt')::timestamptz, date_trunc('milliseconds', recorded_at))
+                        ELSE (data->>'updatedAt')::timestamptz
+                    END
+                """,
+                """
+                -- Every state each pin has had (the read model's columns), from the moment it took effect until the
+                -- next event of its stream (NULL: still). The map at moment T is the rows with valid_from <= T <
+                -- valid_until. Kept by `record_pin_versions` as events are appended, in the same statement.
+                -- `updated_at` is never later than `valid_from`, so the newest pins at T are found by walking
+                -- `pin_versions_newest_first` down from T.
+                CREATE TABLE locations.pin_versions (
+                    LIKE locations.pins,
+                    valid_from  timestamptz NOT NULL,
+                    valid_until timestamptz,
+                    PRIMARY KEY (object_id, version)
+                )
+                """,
+                """
+                CREATE INDEX pin_versions_newest_first ON locations.pin_versions (updated_at DESC, object_id DESC)
+                """,
+                """
+                CREATE INDEX pin_versions_by_owner ON locations.pin_versions (unique_key, updated_at DESC)
+                """,
+                """
+                -- After each statement that appends events: each stream's open version ends at the moment of its
+                -- first new event, and each new posted, updated or unhidden state is a version, until the moment
+                -- of the next event of its stream if there is one already. That one may be of the same statement,
+                -- or of a statement run inside it: the cap on pins per student deletes a student's oldest pin from
+                -- a trigger on the read model, which fires before this one, so a pin posted and taken off by the cap
+                -- in one group commit is closed here. Once per statement, so a group commit of many posts costs
+                -- two statements and one index probe per post.
+                CREATE FUNCTION locations.record_pin_versions() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    UPDATE locations.pin_versions AS open SET valid_until = greatest(first.moment, open.valid_from)
+                    FROM (
+                        SELECT DISTINCT ON (stream_name) substr(stream_name, 10) AS object_id,
+                               locations.event_moment(event_type, data, recorded_at) AS moment
+                        FROM appended ORDER BY stream_name, stream_version
+                    ) AS first
+                    WHERE open.object_id = first.object_id AND open.valid_until IS NULL;
+                    INSERT INTO locations.pin_versions
+                        (object_id, version, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
+                         created_at, updated_at, valid_from, valid_until)
+                    SELECT substr(added.stream_name, 10), added.stream_version, added.data->>'uniqueKey', added.data->>'firstName',
+                           added.data->>'lastName', added.data->>'mapString', added.data->>'mediaURL', (added.data->>'latitude')::float8,
+                           (added.data->>'longitude')::float8, (added.data->>'createdAt')::timestamptz,
+                           (added.data->>'updatedAt')::timestamptz, moment,
+                           CASE WHEN later.stream_version IS NOT NULL
+                                THEN greatest(locations.event_moment(later.event_type, later.data, later.recorded_at), moment) END
+                    FROM appended AS added
+                    CROSS JOIN LATERAL locations.event_moment(added.event_type, added.data, added.recorded_at) AS moment
+                    LEFT JOIN locations.events AS later
+                        ON later.stream_name = added.stream_name AND later.stream_version = added.stream_version + 1
+                    WHERE added.event_type IN ('LocationPosted', 'LocationUpdated', 'LocationUnhidden');
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                -- The versions of the log so far, as the trigger would have written them.
+                INSERT INTO locations.pin_versions
+                    (object_id, version, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
+                     created_at, updated_at, valid_from, valid_until)
+                SELECT object_id, stream_version, data->>'uniqueKey', data->>'firstName', data->>'lastName',
+                       data->>'mapString', data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
+                       (data->>'createdAt')::timestamptz, (data->>'updatedAt')::timestamptz, moment,
+                       CASE WHEN until IS NOT NULL THEN greatest(until, moment) END
+                FROM (
+                    SELECT substr(stream_name, 10) AS object_id, stream_version, event_type, data,
+                           locations.event_moment(event_type, data, recorded_at) AS moment,
+                           lead(locations.event_moment(event_type, data, recorded_at))
+                               OVER (PARTITION BY stream_name ORDER BY stream_version) AS until
+                    FROM locations.events
+                ) AS timed
+                WHERE event_type IN ('LocationPosted', 'LocationUpdated', 'LocationUnhidden')
+                """,
+                """
+                CREATE TRIGGER events_pin_versions AFTER INSERT ON locations.events
+                    REFERENCING NEW TABLE AS appended
+                    FOR EACH STATEMENT EXECUTE FUNCTION locations.record_pin_versions()
+                """,
+            ]),
     ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {

@@ -1,3 +1,5 @@
+import OnTheMapShared
+
 /// A typed request for pins from the read model: which ones, in what order, which page.
 /// Built from untrusted query strings by `ListQueryParser`; only its known keys ever reach SQL.
 struct PinQuery: Hashable, Sendable {
@@ -29,6 +31,8 @@ struct PinQuery: Hashable, Sendable {
     var order: [Sort] = [Sort(key: .updatedAt, descending: true)]
     var limit: Int = 100
     var skip: Int = 0
+    /// The map as it was at this moment (`?at=`), from `locations.pin_versions`; nil: as it is.
+    var at: Timestamp?
 
     /// The most common read of all: the newest 100 pins. Served from memory.
     static let latest = PinQuery()

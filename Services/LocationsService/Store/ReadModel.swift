@@ -26,17 +26,24 @@ struct ReadModel: Sendable {
         return try rows.first.map(Self.pin(from:))
     }
 
+    /// The pins `query` asks for: from the read model, or with `at`, from the versions valid at that moment
+    /// (`locations.pin_versions`), whose `updated_at` is never later than the moment it took effect, so the
+    /// newest-first walk starts at the moment asked for.
     func pins(_ query: PinQuery) async throws -> [StudentLocation] {
-        var sql = "SELECT \(Self.columns) FROM locations.pins"
+        var sql = "SELECT \(Self.columns) FROM \(query.at == nil ? "locations.pins" : "locations.pin_versions")"
         var bindings = PostgresBindings()
-        if !query.filters.isEmpty {
-            // Sorted so equal queries make equal SQL text.
-            let clauses = query.filters.sorted { $0.key.rawValue < $1.key.rawValue }.map { key, value in
-                bindings.append(value)
-                return "\(key.column) = $\(bindings.count)"
-            }
-            sql += " WHERE " + clauses.joined(separator: " AND ")
+        // Sorted so equal queries make equal SQL text.
+        var clauses = query.filters.sorted { $0.key.rawValue < $1.key.rawValue }.map { key, value in
+            bindings.append(value)
+            return "\(key.column) = $\(bindings.count)"
         }
+        if let at = query.at {
+            // As text, exact to the millisecond: a `Date` goes through a double on its way to microseconds.
+            bindings.append(at.iso8601)
+            let moment = "$\(bindings.count)::timestamptz"
+            clauses += ["valid_from <= \(moment)", "(valid_until IS NULL OR valid_until > \(moment))", "updated_at <= \(moment)"]
+        }
+        if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
         var order = query.order.map { "\($0.key.column) \($0.descending ? "DESC" : "ASC")" }
         if !query.order.contains(where: { $0.key == .objectId }) {
             // A total order, so pages never repeat or skip a pin.
