@@ -23,15 +23,17 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py web                 the web client in headless Chromium: bytes and time to every marker drawn
   bench/run.py fanout              the gateway's live feed to N subscribers against nchan
   bench/run.py tls                 the gateway's hot read over HTTPS (HTTP/1.1 and HTTP/2) against nginx
+  bench/run.py at                  the list at a past moment (?at=) over 10M events against one SQL query
   bench/run.py connection-memory   what one open connection costs the gateway
   bench/run.py soak                mixed traffic through the gateway, memory's slope held to a bound
-Each of the last six writes its own section of BENCHMARKS.md and leaves the rest.
+Each of the last seven writes its own section of BENCHMARKS.md and leaves the rest.
 Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
   LOAD_SECONDS    each measured load, wrk or pgbench (default 10)
   WARMUP_SECONDS  the unmeasured load before them (default 3)
   ROUNDS          how many times each throughput and its limit are measured, alternately (default 5;
                   for fanout, rounds of each size, default 3)
   REPLAY_PINS     pins in the replay log, 4 events each (default 250000)
+  AT_PINS         at: pins in its log, 4 events each (default 2500000); AT_CONNECTIONS (default 4)
   SKIP_EXTRAS=1   leaves out the micro-measurements, fuzzing and command-line passes at the end (many minutes)
   BENCH_BINARIES  a folder of release binaries to measure instead of building them into .build-bench/
   CLI_RUNS        cli: hyperfine runs of each command (default 300)
@@ -49,6 +51,7 @@ import cli
 import connection_memory
 import fanout
 import limits
+import moments
 import processes
 import soak
 import tls
@@ -62,6 +65,7 @@ BENCHMARKS = {
     "connection-memory": connection_memory.run,
     "soak": soak.run,
     "tls": tls.run,
+    "at": moments.run,
 }
 
 

@@ -38,9 +38,10 @@ struct ReadModel: Sendable {
             return "\(key.column) = $\(bindings.count)"
         }
         if let at = query.at {
-            // As text, exact to the millisecond: a `Date` goes through a double on its way to microseconds.
-            bindings.append(at.iso8601)
-            let moment = "$\(bindings.count)::timestamptz"
+            // In whole milliseconds, exact (a `Date` would go through a double on its way to microseconds),
+            // and made a timestamp by an immutable function, so the planner compares the index with a constant.
+            bindings.append(at.millisecondsSince1970)
+            let moment = "to_timestamp($\(bindings.count)::float8 / 1000)"
             clauses += ["valid_from <= \(moment)", "(valid_until IS NULL OR valid_until > \(moment))", "updated_at <= \(moment)"]
         }
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
