@@ -12,7 +12,7 @@ from pathlib import Path
 
 from install import ensure
 from limits import LOAD_SECONDS, ROUNDS, elapsed
-from processes import RESULTS_DIR, BenchError, log, request, setting
+from processes import RESULTS_DIR, BenchError, log, request, setting, wrk_summary
 from report import meets, stamp, write_sections
 
 AT_PINS = setting("AT_PINS", 2_500_000)  # 4 events per pin
@@ -71,12 +71,9 @@ def run_wrk(bench, name, service, first, last, seconds, seed):
     env = {"AT_FIRST": str(first), "AT_LAST": str(last), "INTERNAL_TOKEN": bench.token, "AT_SEED": str(seed)}
     bench.processes.run_or_fail(["wrk", "-t2", f"-c{AT_CONNECTIONS}", f"-d{seconds}s", "--latency", "-s", "bench/at.lua",
                                  service.url("/")], seconds + 30, output, f"wrk run {name} failed", env=env, show=None)
-    summary = re.search(r"^wrk-summary (.*)$", output.read_text(), re.MULTILINE)
-    if not summary:
-        raise BenchError(f"wrk run {name} printed no summary")
-    figures = dict(pair.split("=") for pair in summary.group(1).split())
+    figures = wrk_summary(output)
     if int(figures["status_errors"]) or int(figures["socket_errors"]):
-        raise BenchError(f"wrk run {name}: errors ({summary.group(1)})")
+        raise BenchError(f"wrk run {name}: errors ({figures})")
     return figures
 
 

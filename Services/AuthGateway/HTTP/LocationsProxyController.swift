@@ -46,10 +46,7 @@ struct LocationsProxyController: Sendable {
     /// own) is answered too.
     func addFeed(to group: RouterGroup<GatewayRequestContext>) {
         group.get("StudentLocation.geojson") { request, context in
-            let answer = try await locations.send(
-                method: .GET, path: "/v1/StudentLocation.geojson", query: try Self.listQuery(request.uri.query),
-                headers: PreparedRequest(request).headers, body: nil, actor: nil, requestID: context.requestID)
-            return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
+            try await read(request, context: context, objectId: nil, query: try Self.listQuery(request.uri.query), suffix: ".geojson")
         }
         group.on("StudentLocation.geojson", method: .options) { _, _ in
             Response(
@@ -80,8 +77,8 @@ struct LocationsProxyController: Sendable {
         return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
     }
 
-    /// A list's read carries the documented query (`listQuery`); one pin's carries none, as it takes none,
-    /// nor does its history (`suffix`).
+    /// A list's read carries the documented query (`listQuery`), as does its GeoJSON (`suffix` `.geojson`);
+    /// one pin's carries none, as it takes none, nor does its history (`suffix` `/history`).
     private func read(
         _ request: Request, context: GatewayRequestContext, objectId: String?, query: String? = nil, suffix: String = ""
     ) async throws -> Response {
