@@ -46,7 +46,7 @@ import Testing
                 }
             }
             let store = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
-            let events = try await EventStore(database: store).events(after: .start, limit: 100_000)
+            let events = try await LocationCommandsHarness.allEvents(client)
             #expect(events.count >= 1_200)
             #expect(Set(events.map(\.type)) == Set(LocationEventType.allCases), "every kind of event")
             let readModel = ReadModel(database: store)

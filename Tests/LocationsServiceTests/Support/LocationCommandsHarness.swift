@@ -24,6 +24,19 @@ enum LocationCommandsHarness {
         }
     }
 
+    /// Every event committed so far, in log order, once the reading horizon has passed them all: the horizon
+    /// is the oldest transaction still open in the whole cluster, and another suite's may hold it back a while.
+    static func allEvents(_ client: PostgresClient) async throws -> [RecordedEvent] {
+        let store = EventStore(database: Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30)))
+        let total = try await eventTotal(client)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while true {
+            let events = try await store.events(after: .start, limit: total + 1)
+            if events.count >= total || ContinuousClock.now > deadline { return events }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     static func eventTotal(_ client: PostgresClient) async throws -> Int {
         try await client.query("SELECT count(*) FROM locations.events", logger: TestDatabase.logger).collect().first?.decode(Int.self) ?? 0
     }
