@@ -54,7 +54,9 @@ func buildRouter(
     ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: locations)
     let controller = LocationsController<BasicRequestContext>(commands: parts.commands, cache: parts.cache, token: token)
     controller.addRoutes(to: locations, routes: routes)
-    controller.addFeed(to: routes.group("v1").add(middleware: InternalTokenMiddleware(token: token)))
+    let v1 = routes.group("v1").add(middleware: InternalTokenMiddleware(token: token))
+    controller.addFeed(to: v1)
+    controller.addErasure(to: v1)
     return routes
 }
 

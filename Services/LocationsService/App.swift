@@ -17,7 +17,7 @@ struct LocationsServiceCommand: AsyncParsableCommand {
             Configuration comes from the environment: DATABASE_URL (required), INTERNAL_TOKEN (required by \
             serve: the shared secret the gateway sends), PORT (default \(ServiceConfiguration.defaultPort)) and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self, Replay.self, Moderate.self, HealthCheck.self],
+        subcommands: [Serve.self, Migrate.self, Replay.self, Moderate.self, Compact.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -59,6 +59,27 @@ struct Migrate: AsyncParsableCommand {
             try await Migrations.migrator(client, logger: logger).migrate()
         }
         print("schema locations is up to date (migration \(Migrations.all.last?.version ?? 0))")
+    }
+}
+
+struct Compact: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rewrite the log's tables so that no erased student's data is left in their files.",
+        discussion: """
+            An erasure deletes rows; PostgreSQL keeps deleted row versions in the tables' files until they are \
+            rewritten. This takes the statistics again and rewrites the event log, the read model, the pins' \
+            versions and the statistics catalog (VACUUM FULL). Each table is locked while it is rewritten, so \
+            run it when few write (nightly, or after each erasure on a small site).
+            """)
+
+    func run() async throws {
+        let configuration = loadConfiguration(needsToken: false)
+        let logger = commandLogger(configuration)
+        try await withPostgresClient(configuration.database, logger: logger) { client in
+            try await Migrations.migrator(client, logger: logger).migrate()
+            try await Compaction.run(tables: Migrations.erasedTables, on: client, logger: logger)
+        }
+        print("the log's tables are rewritten: no erased row is left in them")
     }
 }
 

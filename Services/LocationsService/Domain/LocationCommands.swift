@@ -118,6 +118,13 @@ struct LocationCommands: Sendable {
         throw LocationError.busy
     }
 
+    /// The acting student erased: every pin they posted, with its whole history (`LocationLog.erase`).
+    func erase(context: Context) async throws -> Int {
+        let pins = try await log.erase(student: context.actor.key, at: clock.now)
+        didAppend()
+        return pins
+    }
+
     private func ownedPin(_ objectId: ObjectID, actor: Actor, ifMatch: ETagCondition?) async throws -> ReadModel.Pin {
         guard objectId.isWellFormed, let pin = try await log.pin(objectId) else { throw LocationError.notFound }
         guard pin.location.uniqueKey == actor.key else { throw LocationError.notOwner }

@@ -3,10 +3,11 @@ import OnTheMapShared
 extension PinHistory {
     /// The history of the pin whose stream is `events` (oldest first), each entry at the moment its change
     /// took effect (`RecordedEvent.moment`, as `?at=` reads the log); nil when there is none to show: no
-    /// stream, or a pin an operator has hidden (hidden, it is not found, as the pin itself is not). Each
-    /// change is told against the pin's state before it.
+    /// stream, a pin an operator has hidden (hidden, it is not found, as the pin itself is not), or an erased
+    /// one (all that is left of it is the deletion in place of its events, so its stream does not begin with
+    /// its post). Each change is told against the pin's state before it.
     init?(objectId: ObjectID, events: [RecordedEvent]) {
-        guard let last = events.last, last.type != .hidden else { return nil }
+        guard events.first?.type == .posted, let last = events.last, last.type != .hidden else { return nil }
         var before: StudentLocation?
         var entries: [Entry] = []
         for event in events {

@@ -40,6 +40,17 @@ struct LocationsController<Context: RequestContext>: Sendable {
 
     static var geoJSONType: String { "application/geo+json" }
 
+    /// `POST /v1/erasures`: the acting student (`X-Actor`) erased from the log, past and present; answers
+    /// `{"pins":N}`, the pins erased (0 when done before).
+    func addErasure(to group: RouterGroup<Context>) {
+        group.post("erasures", use: erase)
+    }
+
+    @Sendable func erase(_ request: Request, context: Context) async throws -> Response {
+        let pins = try await commands.erase(context: try Self.writeContext(request, context: context))
+        return .json(ByteBuffer(string: #"{"pins":\#(pins)}"#))
+    }
+
     /// The default list from the cache while it is ready; the common spellings of the default list only,
     /// rarer ones take `list` to the same cache. The token is checked here too: before the router, no
     /// middleware has.

@@ -176,6 +176,12 @@ struct EventStore: Sendable {
         }
     }
 
+    /// `locations.erase_student`: the one change the log allows to its past, in one statement.
+    func erase(student: String, at moment: Timestamp) async throws -> Int {
+        let rows = try await database.write("SELECT locations.erase_student(\(student), \(moment.iso8601)::timestamptz)")
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+
     /// The pin a `LocationPosted` with this actor's idempotency key created, and the hash of its request.
     func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)? {
         let rows = try await database.query(

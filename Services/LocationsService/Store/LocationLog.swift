@@ -15,6 +15,10 @@ protocol LocationLog: Sendable {
     func appendHidden(_ hidden: LocationHidden, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
     /// An operator's unhide of a hidden pin (absent from the read model) whose stream is at `expectedVersion`.
     func appendUnhidden(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition
+    /// Everything of the student whose account key is `student`: every event of each pin they posted, gone,
+    /// and in each stream's place a `LocationDeleted` with nothing of theirs, at `moment`; their pins off the
+    /// map and out of every past one. All at once or not at all; answers how many pins were erased.
+    func erase(student: String, at moment: Timestamp) async throws -> Int
     /// Every event of one pin's stream, oldest first.
     func stream(_ objectId: ObjectID) async throws -> [RecordedEvent]
     /// The pin a post with this actor's idempotency key created, and the hash of that request's body.
@@ -53,6 +57,8 @@ struct PostgresLocationLog: LocationLog {
     func appendUnhidden(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         try await events.appendUnhidden(location, expectedVersion: expectedVersion, metadata: metadata)
     }
+
+    func erase(student: String, at moment: Timestamp) async throws -> Int { try await events.erase(student: student, at: moment) }
 
     func stream(_ objectId: ObjectID) async throws -> [RecordedEvent] { try await events.stream(objectId) }
 

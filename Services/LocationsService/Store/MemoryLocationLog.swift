@@ -11,6 +11,8 @@ final class MemoryLocationLog: LocationLog {
         var pins: [ObjectID: ReadModel.Pin] = [:]
         /// By actor key, then idempotency key: the pin posted and its request's hash.
         var posted: [String: [String: (StudentLocation, String?)]] = [:]
+        /// The last position taken (an erasure takes events out, so never the count of those left).
+        var lastPosition: Int64 = 0
     }
 
     private let state = Mutex(State())
@@ -80,13 +82,33 @@ final class MemoryLocationLog: LocationLog {
         }
     }
 
+    func erase(student: String, at moment: Timestamp) async throws -> Int {
+        state.withLock { state in
+            var erased: [ObjectID: Int] = [:]
+            for event in state.events {
+                if case .upserted(let location) = event.change, location.uniqueKey == student { erased[location.objectId] = 0 }
+            }
+            for event in state.events where erased[event.change.objectId] != nil { erased[event.change.objectId] = event.streamVersion }
+            state.events.removeAll { erased[$0.change.objectId] != nil }
+            for (actor, keys) in state.posted {
+                state.posted[actor] = keys.filter { erased[$0.value.0.objectId] == nil }
+            }
+            for (objectId, version) in erased.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                state.pins[objectId] = nil
+                let deletion = LocationDeleted(objectId: objectId, uniqueKey: "", deletedAt: moment)
+                _ = Self.record(&state, .deleted, version: version + 1, change: .deleted(deletion))
+            }
+            return erased.count
+        }
+    }
+
     func stream(_ objectId: ObjectID) async throws -> [RecordedEvent] {
         state.withLock { state in state.events.filter { $0.change.objectId == objectId } }
     }
 
     private static func record(_ state: inout State, _ type: LocationEventType, version: Int, change: LocationChange) -> LogPosition {
-        let next = Int64(state.events.count + 1)
-        let position = LogPosition(transactionId: next, position: next)
+        state.lastPosition += 1
+        let position = LogPosition(transactionId: state.lastPosition, position: state.lastPosition)
         state.events.append(RecordedEvent(position: position, type: type, streamVersion: version, change: change, recordedAt: .now()))
         return position
     }

@@ -262,7 +262,64 @@ enum Migrations {
                     FOR EACH STATEMENT EXECUTE FUNCTION locations.record_pin_versions()
                 """,
             ]),
+        Migration(
+            version: 4, name: "erasure of a student",
+            statements: [
+                """
+                -- The log refuses every change but one: the rows `erase_student` deletes, in its own transaction.
+                CREATE OR REPLACE FUNCTION locations.refuse_event_change() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'DELETE' AND current_setting('locations.erasing', true) = 'on' THEN
+                        RETURN OLD;
+                    END IF;
+                    RAISE EXCEPTION 'locations.events is append-only (% refused)', TG_OP;
+                END
+                $$
+                """,
+                """
+                -- Everything the log and its tables hold of one student (`student`: their account key), gone in
+                -- one transaction: every event of each pin they ever posted, those pins' versions and rows, and
+                -- their count. In each erased stream's place one event stays, a `LocationDeleted` with nothing of
+                -- theirs (the pin's id, no owner, `at` as its time, `"reason": "erased"`), so that followers of the
+                -- log (the live stream, a replay catching up, every replica's cache) take the pin off as they
+                -- take off any deleted pin, and a late write to the pin meets its next version taken. Another
+                -- student's stream is never touched: the owner of a pin is the only student in its events (an
+                -- operator's hide or unhide names the operator). The student's row in `pin_counts` is locked
+                -- first, so a post of theirs that commits meanwhile waits, and is then erased with the rest.
+                -- Answers how many pins were erased; a second call finds none.
+                CREATE FUNCTION locations.erase_student(student text, at timestamptz) RETURNS integer LANGUAGE plpgsql AS $$
+                DECLARE
+                    erased text[];
+                BEGIN
+                    PERFORM 1 FROM locations.pin_counts WHERE unique_key = student FOR UPDATE;
+                    SELECT coalesce(array_agg(DISTINCT object_id), '{}') INTO erased
+                    FROM locations.pin_versions WHERE unique_key = student;
+                    PERFORM set_config('locations.erasing', 'on', true);
+                    WITH gone AS (
+                        DELETE FROM locations.events WHERE stream_name = ANY (SELECT 'location-' || unnest(erased))
+                        RETURNING stream_name, stream_version
+                    )
+                    INSERT INTO locations.events
+                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                    SELECT stream_name, max(stream_version) + 1, 'LocationDeleted', 1,
+                           jsonb_build_object(
+                               'objectId', substr(stream_name, 10), 'uniqueKey', '',
+                               'deletedAt', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+                           '{"reason": "erased"}'::jsonb, '', NULL
+                    FROM gone GROUP BY stream_name ORDER BY stream_name;
+                    PERFORM set_config('locations.erasing', 'off', true);
+                    DELETE FROM locations.pin_versions WHERE object_id = ANY (erased);
+                    DELETE FROM locations.pins WHERE object_id = ANY (erased);
+                    DELETE FROM locations.pin_counts WHERE unique_key = student;
+                    RETURN cardinality(erased);
+                END
+                $$
+                """,
+            ]),
     ]
+
+    /// The tables an erasure deletes rows from (`Compact` rewrites them).
+    static let erasedTables = ["locations.events", "locations.pins", "locations.pin_versions", "locations.pin_counts"]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
         Migrator(client: client, logger: logger, schema: schema, migrations: all)
