@@ -92,13 +92,19 @@ public struct OnTheMapClient: Sendable {
         /// Parse's JSON filter: equality on text fields, as in `{"uniqueKey":"1234"}`.
         public var `where`: String?
         public var uniqueKey: String?
+        /// The list as it was at this moment, from the log; the other parameters apply then.
+        public var at: Moment?
 
-        public init(limit: Int? = nil, skip: Int? = nil, order: String? = nil, where filter: String? = nil, uniqueKey: String? = nil) {
+        public init(
+            limit: Int? = nil, skip: Int? = nil, order: String? = nil, where filter: String? = nil, uniqueKey: String? = nil,
+            at: Moment? = nil
+        ) {
             self.limit = limit
             self.skip = skip
             self.order = order
             self.where = filter
             self.uniqueKey = uniqueKey
+            self.at = at
         }
 
         var items: [(String, String)] {
@@ -108,32 +114,61 @@ public struct OnTheMapClient: Sendable {
             if let order { items.append(("order", order)) }
             if let filter = `where` { items.append(("where", filter)) }
             if let uniqueKey { items.append(("uniqueKey", uniqueKey)) }
+            if let at { items.append(("at", at.text)) }
             return items
         }
     }
 
-    /// `GET /v1/StudentLocation`: pins, newest first unless `order` says otherwise.
+    /// `GET /v1/StudentLocation`: pins, newest first unless `order` says otherwise; with `at`, as they were then.
     public func list(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [StudentLocation] {
-        let answer = try await listAnswer(query)
+        let answer = try await read("/v1/StudentLocation", query: query.items)
         return try Self.decode(StudentLocationList.self, answer.body[...], answer).results
     }
 
     /// The list exactly as the gateway sent it (`{"results":[…]}`), for programs that pass it on.
     public func listJSON(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [UInt8] {
-        try await listAnswer(query).body
+        try await read("/v1/StudentLocation", query: query.items).body
     }
 
-    private func listAnswer(_ query: ListQuery) async throws(OnTheMapError) -> Answer {
-        let answer = try await send(.GET, "/v1/StudentLocation", query: query.items)
-        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
-        return answer
+    /// `GET /v1/StudentLocation.geojson`: the pins the same query lists, as the gateway sent them: an RFC 7946
+    /// FeatureCollection of Points at [longitude, latitude] with name, link, place and updatedAt.
+    public func geoJSON(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [UInt8] {
+        try await read("/v1/StudentLocation.geojson", query: query.items).body
     }
 
     /// `GET /v1/StudentLocation/{objectId}`.
     public func location(_ id: ObjectID) async throws(OnTheMapError) -> StudentLocation {
-        let answer = try await send(.GET, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))")
-        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        let answer = try await read("/v1/StudentLocation/\(Self.pathSegment(id.rawValue))")
         return try Self.decode(StudentLocation.self, answer.body[...], answer)
+    }
+
+    /// The session's newest pin, the one the apps treat as yours; nil when it has none on the map.
+    public func ownPin() async throws(OnTheMapError) -> StudentLocation? {
+        guard let session else { throw .notLoggedIn(message: "not logged in") }
+        return try await list(ListQuery(limit: 1, uniqueKey: session.accountKey)).first
+    }
+
+    /// `GET /v1/StudentLocation/{objectId}/history`: what happened to a pin, oldest first, each at the moment
+    /// `at` shows it; a deleted pin's too. `notFound` for a pin the gateway never had, or no longer shows.
+    public func history(_ id: ObjectID) async throws(OnTheMapError) -> PinHistory {
+        let answer = try await historyAnswer(id)
+        return try Self.decode(PinHistory.self, answer.body[...], answer)
+    }
+
+    /// A pin's history exactly as the gateway sent it, for programs that pass it on.
+    public func historyJSON(_ id: ObjectID) async throws(OnTheMapError) -> [UInt8] {
+        try await historyAnswer(id).body
+    }
+
+    private func historyAnswer(_ id: ObjectID) async throws(OnTheMapError) -> Answer {
+        try await read("/v1/StudentLocation/\(Self.pathSegment(id.rawValue))/history")
+    }
+
+    /// A public read of the StudentLocation routes: its answer when 200, else the error it means.
+    private func read(_ path: String, query: [(String, String)] = []) async throws(OnTheMapError) -> Answer {
+        let answer = try await send(.GET, path, query: query)
+        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        return answer
     }
 
     /// `POST /v1/StudentLocation`: a new pin under the session's name. `idempotencyKey` makes a retry safe.

@@ -20,10 +20,9 @@ struct DeleteCommand: AsyncParsableCommand {
             if let objectId {
                 pin = try await Spinner.run("finding the pin…") { try await client.location(ObjectID(objectId)) }
             } else {
-                let mine = try await Spinner.run("finding your pin…") {
-                    try await client.list(OnTheMapClient.ListQuery(limit: 1, uniqueKey: client.session?.accountKey))
+                guard let latest = try await Spinner.run("finding your pin…", { try await client.ownPin() }) else {
+                    throw CommandFailure("you have no pin to delete", .notFound)
                 }
-                guard let latest = mine.first else { throw CommandFailure("you have no pin to delete", .notFound) }
                 pin = latest
             }
             guard try Prompts.confirm("Delete \(PinLine.describe(pin)) (\(pin.objectId))?", defaultAnswer: false, yes: yes) else {

@@ -42,9 +42,7 @@ struct PostCommand: AsyncParsableCommand {
             let existing =
                 new
                 ? nil
-                : try await Spinner.run("looking for your pin…") {
-                    try await client.list(OnTheMapClient.ListQuery(limit: 1, uniqueKey: client.session?.accountKey)).first
-                }
+                : try await Spinner.run("looking for your pin…") { try await client.ownPin() }
             if let existing {
                 let question = "You already have a pin at \(existing.mapString) (\(PinTable.age(of: existing.updatedAt.date))). Overwrite it?"
                 guard try Prompts.confirm(question, defaultAnswer: true, yes: yes) else {
