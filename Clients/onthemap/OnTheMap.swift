@@ -15,7 +15,7 @@ struct OnTheMap: AsyncParsableCommand {
         version: "1.0",
         subcommands: [
             SignUpCommand.self, LogInCommand.self, LogOutCommand.self, WhoAmICommand.self, ListCommand.self,
-            PostCommand.self, DeleteCommand.self, GeocodeCommand.self, WatchCommand.self, OpenCommand.self,
+            PostCommand.self, DeleteCommand.self, HistoryCommand.self, GeocodeCommand.self, WatchCommand.self, OpenCommand.self,
         ]
     )
 }

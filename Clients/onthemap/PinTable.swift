@@ -34,6 +34,8 @@ enum PinTable {
                 let last = column == cells.count - 1
                 text += last ? fitted : fitted.padding(toLength: widths[column], withPad: " ", startingAt: 0) + "  "
             }
+            // An empty last cell leaves no padding behind it.
+            while text.hasSuffix(" ") { text.removeLast() }
             return text
         }
         return [Terminal.style(line(headers), .bold)] + rows.map(line)

@@ -45,6 +45,11 @@ enum Terminal {
         write(STDOUT_FILENO, text + "\n")
     }
 
+    /// Bytes as the gateway sent them (its JSON), ended by a newline, for the program reading stdout.
+    static func standardOutput(bytes: [UInt8]) {
+        FileHandle.standardOutput.write(Data(bytes + [UInt8(ascii: "\n")]))
+    }
+
     static func standardError(_ text: String) {
         Spinner.clearLine()
         write(STDERR_FILENO, text + "\n")

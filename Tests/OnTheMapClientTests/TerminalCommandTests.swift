@@ -13,16 +13,6 @@ import Glibc
 @Suite(.serialized) struct TerminalCommandTests {
     static let password = "correct horse battery"
 
-    /// A student signed up through the CLI, so its session file is the one later commands use.
-    private func signedUp(_ cli: CLI) async throws {
-        let signUp = try await cli.run(
-            [
-                "signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace",
-                "--password-stdin",
-            ], input: Self.password + "\n")
-        #expect(signUp.status == 0, "\(signUp)")
-    }
-
     /// The lines the terminal shows at the end: colour codes gone, and of a line rewritten after a carriage
     /// return (the spinner's), only what was written last.
     private func visible(_ output: String) -> [String] {
@@ -34,7 +24,7 @@ import Glibc
     @Test func onANarrowTerminalTheListFitsTheWindowAndCutsTheLongestColumns() async throws {
         try await ClientSystem.with { system in
             let cli = CLI(gateway: system.url)
-            try await signedUp(cli)
+            try await cli.signUpAda(password: Self.password)
             let link = "https://example.com/" + String(repeating: "a-long-path/", count: 8)
             let place = "Llanfairpwllgwyngyll, Isle of Anglesey, Wales"
             let post = try await cli.run(["post", "--location", "Berlin, Germany", "--link", link, "--yes"])
@@ -61,7 +51,7 @@ import Glibc
     @Test func aSlowGatewayShowsASpinnerOnTheTerminalAndNothingInAPipe() async throws {
         try await ClientSystem.with { system in
             let cli = CLI(gateway: system.url)
-            try await signedUp(cli)
+            try await cli.signUpAda(password: Self.password)
             let gateway = system.gateway.process.processIdentifier
 
             // The gateway is held until the spinner shows (10 s at most), however long the CLI takes to start.
@@ -90,7 +80,7 @@ import Glibc
     @Test func postLetsThePersonPickAnotherMatchThanTheBest() async throws {
         try await ClientSystem.with { system in
             let cli = CLI(gateway: system.url)
-            try await signedUp(cli)
+            try await cli.signUpAda(password: Self.password)
             let candidates = try await system.client().geocode("Springfield", limit: 5)
             try #require(candidates.count >= 3, "the gazetteer has several Springfields: \(candidates)")
 

@@ -80,6 +80,22 @@ final class ClientSystem: @unchecked Sendable {
     }
 }
 
+extension CLI {
+    /// Ada Lovelace signed up through the CLI, so its session file is the one later commands use.
+    func signUpAda(password: String = "correct horse battery") async throws {
+        let signUp = try await run(
+            ["signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace", "--password-stdin"],
+            input: password + "\n")
+        try #require(signUp.status == 0, "\(signUp)")
+    }
+
+    /// The same, and a client of Ada's with a session of its own, for what the test does beside the CLI.
+    func signUpAda(_ system: ClientSystem, password: String = "correct horse battery") async throws -> OnTheMapClient {
+        try await signUpAda(password: password)
+        return system.client(try await system.client().logIn(email: "ada@example.com", password: password))
+    }
+}
+
 extension OnTheMapClient {
     func postPin(_ place: String, latitude: Double = 52.52, longitude: Double = 13.40, link: String = "https://example.com") async throws -> ObjectID
     {
