@@ -242,7 +242,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "OnTheMapShared"],
+            dependencies: ["TestSupport", "OnTheMapShared", "ServiceKit", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/EndToEndTests",
             // Read from the source folder by the schemathesis run, not built into the tests.
             exclude: ["schemathesis.toml", "schemathesis_hooks.py"]

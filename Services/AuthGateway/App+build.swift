@@ -30,7 +30,7 @@ func buildApplication(
     let table = routes.table()
     var services: [any Service] = [client]
     if let sessionAnnouncements = parts.sessionAnnouncements { services.append(sessionAnnouncements) }
-    services += [HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, MemoryReturn()]
+    services += [HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, parts.erasures, MemoryReturn()]
     let server: HTTPServerBuilder
     if let certificates = configuration.tls {
         server = .https(
@@ -86,8 +86,11 @@ func buildRouter(
     }
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
     let local = parts.local
-    AccountsController(accounts: parts.accounts, provider: parts.provider, throttle: parts.sessions.throttle, hash: { try await local.hash($0) })
-        .addRoutes(to: signUp)
+    AccountsController(
+        accounts: parts.accounts, provider: parts.provider, sessions: parts.sessions, erasures: parts.erasures,
+        hash: { try await local.hash($0) }
+    )
+    .addRoutes(to: signUp)
 
     let upstreamGeocoder: (any Geocoder)? = configuration.geocoderURL.map {
         NominatimGeocoder(baseURL: $0, httpClient: parts.httpClient, timeout: configuration.upstreamTimeout)
@@ -127,6 +130,7 @@ struct GatewayParts {
     let feed: LiveFeed
     let writes: LocationWriteForwarder
     let events: EventsController
+    let erasures: Erasures
 
     init(
         _ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry,
@@ -198,6 +202,7 @@ struct GatewayParts {
             limit: WriteLimit(allowances: stores.writeAllowances, policy: configuration.writeLimit, clock: clock),
             trustedProxies: configuration.limits.trustedProxies)
         events = EventsController(feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies)
+        erasures = Erasures(accounts: accounts, locations: locations, logger: logger)
     }
 }
 

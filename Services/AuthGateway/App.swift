@@ -16,7 +16,7 @@ struct AuthGatewayCommand: AsyncParsableCommand {
             PORT (default \(GatewayConfiguration.defaultPort)), IDENTITY_PROVIDER (local or udacity), UDACITY_BASE_URL, \
             GEOCODER_URL, TILE_URL, SESSION_TTL and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self, Accounts.self, HealthCheck.self],
+        subcommands: [Serve.self, Migrate.self, Accounts.self, Compact.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -53,6 +53,24 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         try await withMigratedDatabase { _, _ in }
         print("schema auth is up to date (migration \(Migrations.all.last?.version ?? 0))")
+    }
+}
+
+struct Compact: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rewrite schema auth's tables so that no erased account is left in their files.",
+        discussion: """
+            An erasure deletes rows; PostgreSQL keeps deleted row versions in the tables' files until they are \
+            rewritten. This takes the statistics again and rewrites the accounts, sessions, failed logins, write \
+            allowances and erasures, and the statistics catalog (VACUUM FULL). Each table is locked while it is \
+            rewritten (a moment, for these tables): run it with `locations-service compact`.
+            """)
+
+    func run() async throws {
+        try await withMigratedDatabase { database, logger in
+            try await Compaction.run(tables: Migrations.erasedTables, on: database.client, logger: logger)
+        }
+        print("schema auth's tables are rewritten: no erased row is left in them")
     }
 }
 

@@ -1,13 +1,14 @@
 import Foundation
 import TestSupport
 
-/// Both services on a fresh database: the gateway (with `gatewaySettings` besides its own), and
+/// Both services on a fresh database (or `given`): the gateway (with `gatewaySettings` besides its own), and
 /// locations-service behind it (with `locationsSettings`).
 func withSystem(
-    gatewaySettings: [String: String] = [:], locationsSettings: [String: String] = [:],
+    on given: TestDatabase? = nil, gatewaySettings: [String: String] = [:], locationsSettings: [String: String] = [:],
     _ body: (_ gateway: ServiceProcess, _ locations: ServiceProcess) async throws -> Void
 ) async throws {
-    let database = try await TestDatabase.create()
+    let database: TestDatabase
+    if let given { database = given } else { database = try await TestDatabase.create() }
     let locations = try ServiceProcess("locations-service", environment: ["DATABASE_URL": database.url].merging(locationsSettings) { $1 })
     defer { locations.terminate() }
     try await locations.waitUntilReady()

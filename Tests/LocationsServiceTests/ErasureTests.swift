@@ -49,7 +49,7 @@ import Testing
             }
             #expect(try await readModel.pins(PinQuery(limit: 1000)).contains { $0.uniqueKey == Self.student.key })
             try await Compaction.run(tables: Migrations.erasedTables, on: client, logger: TestDatabase.logger)
-            #expect(try await Self.filesHolding(Self.theirs, client) == Set(Self.theirs), "the scan finds what is there")
+            #expect(try await TestDatabase.filesHolding(Self.theirs, client) == Set(Self.theirs), "the scan finds what is there")
 
             let erased = try await LocationCommandsHarness.withCommands(client) { commands in
                 try await commands.erase(context: .init(actor: Self.student))
@@ -91,7 +91,7 @@ import Testing
             #expect(try await LocationCommandsHarness.allEvents(client) == after, "erasing again changes nothing")
 
             try await Compaction.run(tables: Migrations.erasedTables, on: client, logger: TestDatabase.logger)
-            #expect(try await Self.filesHolding(Self.theirs, client).isEmpty)
+            #expect(try await TestDatabase.filesHolding(Self.theirs, client).isEmpty)
         }
     }
 
@@ -110,23 +110,5 @@ import Testing
             }
             #expect(try await LocationCommandsHarness.eventTotal(client) == 1)
         }
-    }
-
-    /// Which of `strings` some file of this database holds, once every page is on disk: its tables, their
-    /// indexes and TOAST, and its catalogs, as a raw read of the cluster's directory finds them.
-    static func filesHolding(_ strings: [String], _ client: PostgresClient) async throws -> Set<String> {
-        try await client.query("CHECKPOINT", logger: TestDatabase.logger)
-        let rows = try await client.query(
-            """
-            SELECT current_setting('data_directory') || '/base/' || oid FROM pg_database WHERE datname = current_database()
-            """, logger: TestDatabase.logger)
-        guard let directory = try await rows.collect().first?.decode(String.self) else { throw HarnessError("no database directory") }
-        var found: Set<String> = []
-        let needles = strings.map { Data($0.utf8) }
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
-            guard let contents = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
-            for (string, needle) in zip(strings, needles) where contents.range(of: needle) != nil { found.insert(string) }
-        }
-        return found
     }
 }

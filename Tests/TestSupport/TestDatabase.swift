@@ -38,3 +38,23 @@ public struct HarnessError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }
+
+extension TestDatabase {
+    /// Which of `strings` some file of this database holds, once every page is on disk: its tables, their
+    /// indexes and TOAST, and its catalogs, as a raw read of the cluster's directory finds them.
+    public static func filesHolding(_ strings: [String], _ client: PostgresClient) async throws -> Set<String> {
+        try await client.query("CHECKPOINT", logger: TestDatabase.logger)
+        let rows = try await client.query(
+            """
+            SELECT current_setting('data_directory') || '/base/' || oid FROM pg_database WHERE datname = current_database()
+            """, logger: TestDatabase.logger)
+        guard let directory = try await rows.collect().first?.decode(String.self) else { throw HarnessError("no database directory") }
+        var found: Set<String> = []
+        let needles = strings.map { Data($0.utf8) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            guard let contents = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
+            for (string, needle) in zip(strings, needles) where contents.range(of: needle) != nil { found.insert(string) }
+        }
+        return found
+    }
+}

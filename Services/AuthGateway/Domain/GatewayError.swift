@@ -26,6 +26,7 @@ enum GatewayError: Error, Equatable {
     case signUpUnavailable
     case xsrfMismatch
     case notLoggedIn
+    case notLoggedInToErase
     case crossOrigin
     case locationsUnavailable
     case databaseUnavailable
@@ -59,6 +60,7 @@ enum GatewayError: Error, Equatable {
         case .signUpUnavailable: "Accounts are created with the identity provider, not here."
         case .xsrfMismatch: "The X-XSRF-TOKEN header does not match the XSRF-TOKEN cookie."
         case .notLoggedIn: "Log in to post, change or delete a pin."
+        case .notLoggedInToErase: "Log in to erase your account."
         case .crossOrigin: "Writes from another site's pages are not allowed."
         case .locationsUnavailable: "The locations service is unavailable; try again shortly."
         case .databaseUnavailable: "The database is unavailable; try again shortly."

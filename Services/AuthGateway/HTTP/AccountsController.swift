@@ -1,13 +1,16 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import OnTheMapShared
 import ServiceKit
 
-/// `POST /v1/accounts`: sign up with the local identity provider.
+/// `POST /v1/accounts`: sign up with the local identity provider. `DELETE /v1/accounts/me`: the signed-in
+/// student erased (`Erasures`), whatever their identity provider.
 struct AccountsController: Sendable {
     let accounts: any AccountStore
     let provider: any IdentityProvider
-    let throttle: LoginThrottle
+    let sessions: Sessions
+    let erasures: Erasures
     let hash: @Sendable (String) async throws -> String
 
     static let minimumPasswordLength = 8
@@ -18,6 +21,40 @@ struct AccountsController: Sendable {
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post(use: create)
+        group.delete("me", use: erase)
+    }
+
+    /// Refused from other sites' pages, and from a page that cannot show it read the XSRF cookie, as a logout
+    /// is. Answers `{"erased":{"key":…,"pins":N}}` (200), or `{"erased":{"key":…,"pending":true}}` (202)
+    /// when locations-service did not answer and the gateway finishes it later; either way the session is
+    /// over and its cookies cleared.
+    @Sendable func erase(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let headers = request.headers
+        guard
+            !OriginCheck.isCrossSite(
+                site: headers[HTTPField.Name("Sec-Fetch-Site")!], origin: headers[HTTPField.Name("Origin")!], host: request.head.authority)
+        else { throw GatewayError.crossOrigin }
+        try OriginCheck.requireXSRF(request)
+        guard let token = SessionCookies.token(in: request), let account = try await sessions.account(for: token) else {
+            throw GatewayError.notLoggedInToErase
+        }
+        let outcome = try await erasures.erase(account, requestID: context.requestID)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("erased")
+        json.beginObject()
+        json.field("key", account.key)
+        switch outcome {
+        case .erased(let pins): json.field("pins", pins)
+        case .pending:
+            json.key("pending")
+            json.bool(true)
+        }
+        json.endObject()
+        json.endObject()
+        var cleared = HTTPFields()
+        SessionCookies.clear(on: &cleared, secure: context.isHTTPS)
+        return Response.json(json.buffer, status: outcome == .pending ? .accepted : .ok, headers: cleared)
     }
 
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> Response {
@@ -30,7 +67,7 @@ struct AccountsController: Sendable {
         let lastName = try Self.name("lastName", body.lastName)
         // Counted once the request is one that would cost a password hash (a taken address too, so the
         // answer cannot be used to test addresses without limit).
-        if let address = context.clientAddress, let seconds = try await throttle.admitSignUp(address: address) {
+        if let address = context.clientAddress, let seconds = try await sessions.throttle.admitSignUp(address: address) {
             throw GatewayError.tooManySignUps(retryAfter: seconds)
         }
         let account: Account

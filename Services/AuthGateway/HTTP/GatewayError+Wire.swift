@@ -13,7 +13,7 @@ extension GatewayError {
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
         case .userNotFound, .noGeocodeMatch, .pinNotFound: .notFound
         case .emailTaken: .conflict
-        case .notLoggedIn: .unauthorized
+        case .notLoggedIn, .notLoggedInToErase: .unauthorized
         case .locationsUnavailable, .databaseUnavailable: .serviceUnavailable
         case .bodyTooLarge: .contentTooLarge
         case .internalFailure: .internalServerError
@@ -23,7 +23,7 @@ extension GatewayError {
     /// Parse's numbering, for the StudentLocation routes.
     var parseCode: ParseError.Code {
         switch self {
-        case .notLoggedIn: .invalidSessionToken
+        case .notLoggedIn, .notLoggedInToErase: .invalidSessionToken
         case .crossOrigin, .xsrfMismatch: .operationForbidden
         case .locationsUnavailable, .databaseUnavailable: .connectionFailed
         case .bodyTooLarge: .validationFailed

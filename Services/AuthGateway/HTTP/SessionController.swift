@@ -33,12 +33,7 @@ struct SessionController: Sendable {
     }
 
     @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        // Apps send a wrong X-XSRF-TOKEN or none; only a browser page must prove it read the cookie.
-        if OriginCheck.hasBrowserOrigin(request) {
-            guard let cookie = request.cookies[SessionCookies.xsrf]?.value, !cookie.isEmpty,
-                request.headers[HTTPField.Name("X-XSRF-TOKEN")!] == cookie
-            else { throw GatewayError.xsrfMismatch }
-        }
+        try OriginCheck.requireXSRF(request)
         let token = SessionCookies.token(in: request)
         if let token { try await sessions.logout(token) }
         var json = JSONWriter()

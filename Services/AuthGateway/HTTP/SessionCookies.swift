@@ -60,4 +60,13 @@ enum OriginCheck {
     static func hasBrowserOrigin(_ request: Request) -> Bool {
         request.headers[HTTPField.Name("Origin")!] != nil || request.headers[HTTPField.Name("Sec-Fetch-Site")!] != nil
     }
+
+    /// A browser page's request must show it read the XSRF cookie (`X-XSRF-TOKEN` equal to it); apps send a
+    /// wrong one or none, and are not browser pages.
+    static func requireXSRF(_ request: Request) throws(GatewayError) {
+        guard hasBrowserOrigin(request) else { return }
+        guard let cookie = request.cookies[SessionCookies.xsrf]?.value, !cookie.isEmpty,
+            request.headers[HTTPField.Name("X-XSRF-TOKEN")!] == cookie
+        else { throw .xsrfMismatch }
+    }
 }

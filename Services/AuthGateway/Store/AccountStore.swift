@@ -18,6 +18,13 @@ protocol AccountStore: Sendable {
     func disable(emailKey: String, by operatorName: String, reason: String?) async throws -> AccountSwitch
     /// Lets a disabled account log in again; the sessions its disabling ended stay ended.
     func enable(emailKey: String) async throws -> AccountSwitch
+    /// An erasure's start, recorded: the account can no longer log in and every session it has ends on every
+    /// replica, until `finishErasure` (which a gateway that stopped half-way calls when it runs again).
+    func beginErasure(key: String) async throws
+    /// An erasure's end, once the account's pins are erased: the account and everything kept of it go.
+    func finishErasure(key: String) async throws
+    /// The keys of the accounts whose erasure began and has not finished.
+    func pendingErasures() async throws -> [String]
 }
 
 enum AccountStoreError: Error { case emailTaken }
@@ -114,6 +121,37 @@ struct PostgresAccountStore: AccountStore {
                 UPDATE auth.accounts SET disabled_at = NULL, disabled_by = NULL, disabled_reason = NULL WHERE key = \(key)
                 """, logger: database.logger)
         }
+    }
+
+    /// As a disabling ends sessions (its row locked, then its sessions ended by the statement after), but
+    /// by the account's key, and recorded in `auth.erasures` in the same transaction.
+    func beginErasure(key: String) async throws {
+        try await database.client.withTransaction(logger: database.logger) { connection in
+            try await connection.query(
+                "INSERT INTO auth.erasures (account_key) VALUES (\(key)) ON CONFLICT (account_key) DO NOTHING", logger: database.logger)
+            try await connection.query(
+                """
+                UPDATE auth.accounts
+                SET disabled_at = coalesce(disabled_at, now()), disabled_by = coalesce(disabled_by, 'erasure'),
+                    disabled_reason = coalesce(disabled_reason, 'the student asked to be erased')
+                WHERE key = \(key)
+                """, logger: database.logger)
+            try await connection.query(
+                """
+                WITH ended AS (
+                    UPDATE auth.sessions SET revoked_at = now() WHERE account_key = \(key) AND revoked_at IS NULL
+                )
+                SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || \(key))
+                """, logger: database.logger)
+        }
+    }
+
+    func finishErasure(key: String) async throws {
+        _ = try await database.write("SELECT auth.erase_account(\(key))")
+    }
+
+    func pendingErasures() async throws -> [String] {
+        try await database.query("SELECT account_key FROM auth.erasures ORDER BY requested_at").map { try $0.decode(String.self) }
     }
 
     /// Finds the account by its address's key and locks it; changes it (in the same transaction) unless it is

@@ -13,6 +13,8 @@ final class MemoryAccountStore: AccountStore {
         var disabled: [String: (by: String, reason: String?)] = [:]
         /// How many times each account was disabled: a session opened before the last time has ended.
         var disablings: [String: Int] = [:]
+        /// Accounts whose erasure began and has not finished.
+        var erasing: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -49,8 +51,28 @@ final class MemoryAccountStore: AccountStore {
     /// Which of the account's sessions may be live: those opened since it was last disabled, counted as
     /// `disablings`; nil while it is disabled, when none may be, nor any opened.
     func sessionGeneration(key: String) -> Int? {
-        state.withLock { $0.disabled[key] == nil ? $0.disablings[key, default: 0] : nil }
+        state.withLock { $0.disabled[key] == nil && !$0.erasing.contains(key) ? $0.disablings[key, default: 0] : nil }
     }
+
+    func beginErasure(key: String) async throws {
+        state.withLock { state in
+            guard state.erasing.insert(key).inserted else { return }
+            state.disablings[key, default: 0] += 1
+        }
+    }
+
+    func finishErasure(key: String) async throws {
+        state.withLock { state in
+            if let account = state.accounts.removeValue(forKey: key), account.provider == "local" {
+                state.localKeys[EmailAddress(account.email).key] = nil
+            }
+            state.passwordHashes[key] = nil
+            state.disabled[key] = nil
+            state.erasing.remove(key)
+        }
+    }
+
+    func pendingErasures() async throws -> [String] { state.withLock { $0.erasing.sorted() } }
 
     func disable(emailKey: String, by operatorName: String, reason: String?) async throws -> AccountSwitch {
         state.withLock { state in

@@ -244,7 +244,35 @@ enum Migrations {
                     ADD COLUMN disabled_reason text
                 """
             ]),
+        Migration(
+            version: 6, name: "erasures",
+            statements: [
+                """
+                -- Students who asked to be erased, until everything of theirs is gone (their pins in the log, then
+                -- their account here): a gateway that stops half-way finishes it when it runs again. Only the key.
+                CREATE TABLE auth.erasures (
+                    account_key   text PRIMARY KEY,
+                    requested_at  timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                """
+                -- Everything kept here of one account, gone in one transaction: its sessions, its failed logins,
+                -- its write allowance, the account itself, and its erasure's record.
+                CREATE FUNCTION auth.erase_account(erased text) RETURNS void LANGUAGE sql
+                BEGIN ATOMIC
+                    DELETE FROM auth.sessions WHERE account_key = erased;
+                    DELETE FROM auth.login_failures WHERE subject IN (
+                        SELECT 'account:' || coalesce(email_key, normalize(lower(btrim(email)), NFC)) FROM auth.accounts WHERE key = erased);
+                    DELETE FROM auth.write_allowances WHERE subject = 'account:' || erased;
+                    DELETE FROM auth.accounts WHERE key = erased;
+                    DELETE FROM auth.erasures WHERE account_key = erased;
+                END
+                """,
+            ]),
     ]
+
+    /// The tables an erasure deletes rows from (`Compact` rewrites them).
+    static let erasedTables = ["auth.accounts", "auth.sessions", "auth.login_failures", "auth.write_allowances", "auth.erasures"]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
         Migrator(client: client, logger: logger, schema: schema, migrations: all)

@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import OnTheMapShared
+import ServiceLifecycle
+
+/// A student's erasure (`DELETE /v1/accounts/me`), in three steps, each harmless to do again:
+/// 1. recorded, and the account's sessions ended on every replica (`AccountStore.beginErasure`);
+/// 2. every pin of theirs erased from the log, past and present, by locations-service (`POST /v1/erasures`,
+///    one transaction there);
+/// 3. the account and all kept of it gone here (`AccountStore.finishErasure`, one transaction).
+///
+/// A step that fails leaves the record, and `run` finishes every recorded erasure when the gateway starts
+/// and every `retryInterval` after: an erasure interrupted anywhere (the gateway or the service killed, the
+/// service away) ends erased, never half.
+final class Erasures: Service, Sendable {
+    enum Outcome: Equatable, Sendable {
+        /// Done: this many pins were erased from the log.
+        case erased(pins: Int)
+        /// Begun, and finished later, once locations-service answers.
+        case pending
+    }
+
+    private let accounts: any AccountStore
+    private let locations: LocationsClient
+    private let logger: Logger
+    private let retryInterval: Duration
+    private let clock: any Clock<Duration>
+
+    init(
+        accounts: any AccountStore, locations: LocationsClient, logger: Logger, retryInterval: Duration = .seconds(5),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.accounts = accounts
+        self.locations = locations
+        self.logger = logger
+        self.retryInterval = retryInterval
+        self.clock = clock
+    }
+
+    func erase(_ account: Account, requestID: String) async throws -> Outcome {
+        try await accounts.beginErasure(key: account.key)
+        do {
+            return .erased(pins: try await finish(account.key, requestID: requestID))
+        } catch GatewayError.locationsUnavailable {
+            logger.warning("erasure begun; it ends once locations-service answers", metadata: ["request_id": "\(requestID)"])
+            return .pending
+        }
+    }
+
+    /// Steps 2 and 3 of the erasure of the account with this key.
+    private func finish(_ key: String, requestID: String) async throws -> Int {
+        let answer = try await locations.send(
+            method: .POST, path: "/v1/erasures", query: nil, headers: HTTPHeaders(), body: nil,
+            actor: Actor(key: key, firstName: "", lastName: ""), requestID: requestID)
+        guard answer.status == 200, let erased = try? JSONDecoder().decode(ErasedPins.self, from: Data(buffer: answer.body)) else {
+            logger.warning("locations-service refused an erasure", metadata: ["status": "\(answer.status)", "request_id": "\(requestID)"])
+            throw GatewayError.locationsUnavailable
+        }
+        try await accounts.finishErasure(key: key)
+        return erased.pins
+    }
+
+    private struct ErasedPins: Decodable { let pins: Int }
+
+    /// Finishes every erasure recorded and not finished, now and every `retryInterval`, until shutdown.
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.finishRecorded()
+                guard (try? await self.clock.sleep(for: self.retryInterval)) != nil else { return }
+            }
+        }
+    }
+
+    private func finishRecorded() async {
+        do {
+            for key in try await accounts.pendingErasures() {
+                let pins = try await finish(key, requestID: "erasure")
+                logger.info("an interrupted erasure is finished", metadata: ["pins": "\(pins)"])
+            }
+        } catch {
+            logger.debug("recorded erasures wait", metadata: ["error": "\(String(reflecting: error))"])
+        }
+    }
+}
