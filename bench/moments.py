@@ -3,6 +3,7 @@ AT_PINS x 4 events (10,000,000 by default), at moments drawn uniformly over the 
 SQL query over the log for the same moment (bench/at-limit.sql: DISTINCT ON each stream's last event up to
 it). Goal: the service's p99 at most 50 ms, measured with wrk (AT_CONNECTIONS connections); the SQL query's
 latencies with pgbench, in the same run. Both answer the same pins for the same moment (checked first).
+Then GET /v1/StudentLocation/{objectId}/history for pins drawn from the same log, p99 at most 50 ms too.
 Writes the "The map at a past moment" section."""
 import re
 import statistics
@@ -66,10 +67,11 @@ def same_answers(bench, pg, database, service, first, last):
                              f"{len(ids)}; first {answered[:3]} and {ids[:3]})")
 
 
-def run_wrk(bench, name, service, first, last, seconds, seed):
+def run_wrk(bench, name, service, script, env, seconds, seed):
+    """wrk with `script` against the service: its summary (bench/summary.lua)."""
     output = RESULTS_DIR / f"{name}.txt"
-    env = {"AT_FIRST": str(first), "AT_LAST": str(last), "INTERNAL_TOKEN": bench.token, "AT_SEED": str(seed)}
-    bench.processes.run_or_fail(["wrk", "-t2", f"-c{AT_CONNECTIONS}", f"-d{seconds}s", "--latency", "-s", "bench/at.lua",
+    env = {**env, "INTERNAL_TOKEN": bench.token, "AT_SEED": str(seed)}
+    bench.processes.run_or_fail(["wrk", "-t2", f"-c{AT_CONNECTIONS}", f"-d{seconds}s", "--latency", "-s", script,
                                  service.url("/")], seconds + 30, output, f"wrk run {name} failed", env=env, show=None)
     figures = wrk_summary(output)
     if int(figures["status_errors"]) or int(figures["socket_errors"]):
@@ -90,6 +92,35 @@ def run_limit(bench, pg, database, name, first, last):
     if len(latencies) != LIMIT_QUERIES:
         raise BenchError(f"pgbench run {name} logged {len(latencies)} queries")
     return latencies
+
+
+def run_history(bench, pg, database, service):
+    """wrk asking for the history of pins drawn from a sample of the log's (up to 20,000, from pages read at
+    random): each round's p99, p50 and rate."""
+    events = int(pg.value(database, "SELECT count(*) FROM locations.events"))
+    percent = min(100.0, 100.0 * 200_000 / max(events, 1))
+    ids = pg.psql(database, "-tA", "-c",
+                  f"SELECT substr(stream_name, 10) FROM locations.events TABLESAMPLE SYSTEM ({percent:.4f}) "
+                  "WHERE stream_version = 1 LIMIT 20000").split()
+    if len(ids) < 100:
+        raise BenchError(f"only {len(ids)} pins sampled for the history load")
+    path = RESULTS_DIR / "history-ids.txt"
+    path.write_text("\n".join(ids) + "\n")
+    status, body = request(service.url(f"/v1/StudentLocation/{ids[0]}/history"),
+                           headers={"Authorization": f"Bearer {bench.token}"}, timeout=60)
+    if status != 200 or b'"event":"posted"' not in body:
+        raise BenchError(f"the history of {ids[0]} answered {status}: {body[:200]!r}")
+    env = {"HISTORY_IDS": str(path.resolve())}
+    log(f"a pin's history: {ROUNDS} rounds of {LOAD_SECONDS}s (wrk, {AT_CONNECTIONS} connections) over {len(ids):,} pins")
+    run_wrk(bench, "history-warmup", service, "bench/history.lua", env, LOAD_SECONDS, 0)
+    figures = {"p99": [], "p50": [], "rps": [], "pins": len(ids)}
+    for round_number in range(1, ROUNDS + 1):
+        result = run_wrk(bench, f"history-{round_number}", service, "bench/history.lua", env, LOAD_SECONDS, round_number)
+        figures["p99"].append(int(result["p99_us"]) / 1000)
+        figures["p50"].append(int(result["p50_us"]) / 1000)
+        figures["rps"].append(float(result["rps"]))
+        service.expect_alive("the history load")
+    return figures
 
 
 def p99(values):
@@ -115,16 +146,19 @@ def run(bench):
 
     log(f"the map at a past moment: {ROUNDS} rounds of {LOAD_SECONDS}s of ?at= (wrk, {AT_CONNECTIONS} connections) "
         f"and {LIMIT_QUERIES} queries of the SQL limit")
-    run_wrk(bench, "at-service-warmup", service, first, last, LOAD_SECONDS, 0)
+    moments = {"AT_FIRST": str(first), "AT_LAST": str(last)}
+    run_wrk(bench, "at-service-warmup", service, "bench/at.lua", moments, LOAD_SECONDS, 0)
     service_p99, service_p50, service_rps, limit_ms = [], [], [], []
     for round_number in range(1, ROUNDS + 1):
-        result = run_wrk(bench, f"at-service-{round_number}", service, first, last, LOAD_SECONDS, round_number)
+        result = run_wrk(bench, f"at-service-{round_number}", service, "bench/at.lua", moments, LOAD_SECONDS, round_number)
         service_p99.append(int(result["p99_us"]) / 1000)
         service_p50.append(int(result["p50_us"]) / 1000)
         service_rps.append(float(result["rps"]))
         service.expect_alive("the ?at= load")
         limit_ms += run_limit(bench, pg, database, f"at-limit-{round_number}", first, last)
         log(f"the map at a past moment: round {round_number} of {ROUNDS} done")
+
+    history = run_history(bench, pg, database, service)
 
     worst_p99 = max(service_p99)
     limit_p99 = p99(limit_ms)
@@ -150,10 +184,16 @@ def run(bench):
         f"| the SQL limit ({len(limit_ms)} queries) | {statistics.median(limit_ms):,.0f} ms | {limit_p99:,.0f} ms | "
         f"{1000 / statistics.mean(limit_ms):.2f} | |",
         f"| `?at=` p99 / the limit's p99 | | **{worst_p99 / limit_p99:.4f}×** | | |",
+        f"| a pin's history (worst round's p99; median p50 and rate) | {statistics.median(history['p50']):.1f} ms | "
+        f"**{max(history['p99']):.1f} ms** | {statistics.median(history['rps']):,.0f} | p99 ≤ {P99_GOAL_MS} ms "
+        f"({meets(max(history['p99']) <= P99_GOAL_MS)}) |",
         "",
-        f"Each round's p99: {', '.join(f'{value:.1f}' for value in service_p99)} ms.",
+        f"Each round's p99: {', '.join(f'{value:.1f}' for value in service_p99)} ms for `?at=`, "
+        f"{', '.join(f'{value:.1f}' for value in history['p99'])} ms for history (GET "
+        f"`/v1/StudentLocation/{{objectId}}/history` of pins drawn uniformly from {history['pins']:,} of the log's, "
+        f"{ROUNDS} rounds of {LOAD_SECONDS} s after one of warm-up, on the same connections).",
         "",
     ]
     write_sections(section)
     log(f"the map at a past moment: p99 {worst_p99:.1f} ms (goal {P99_GOAL_MS} ms), the SQL limit's p99 {limit_p99:,.0f} ms;"
-        " wrote the section of BENCHMARKS.md")
+        f" a pin's history p99 {max(history['p99']):.1f} ms; wrote the section of BENCHMARKS.md")
