@@ -272,6 +272,12 @@ class WebClientTests(unittest.TestCase):
         self.screenshot("desktop-list")
         self.show_tab("map")
 
+        # Refresh downloads the list again: the same pins, and no error.
+        self.by_id("refresh").click()
+        self.wait_for(lambda: self.by_id("refresh").is_enabled())
+        self.assertFalse(self.visible("notice"), f"Refresh showed: {self.text('notice')}")
+        self.wait_for_markers(len(expected))
+
     def test_3_posting_by_place_with_preview_choosing_a_candidate_then_overwriting(self):
         self.ensure_logged_in()
         count = len(pins())

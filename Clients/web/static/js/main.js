@@ -255,7 +255,7 @@ function init() {
     link.hidden = false;
   }
   wireTabs();
-  $('refresh').addEventListener('click', loadPins);
+  $('refresh').addEventListener('click', () => loadPins());
   $('log-out').addEventListener('click', logOut);
   const posting = new PostingFlow({
     tileURL: settings.tileUrl,
