@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The web client's browser tests: headless Chromium (Debian's chromium and chromium-driver) driven by
-# Selenium, against both services on a private PostgreSQL, with a stand-in tile server on loopback.
+# Selenium, with axe-core's accessibility audits, against both services on a private PostgreSQL, with a
+# stand-in tile server on loopback.
 # Installs what is missing; screenshots (desktop and a 360 px phone) and the services' logs are kept in
 # test-output/browser/.
-# Usage: scripts/browser-test.sh [test name, e.g. test_4_another_students_post_appears_live_without_a_reload]
+# Usage: scripts/browser-test.sh [test name, e.g. test_04_another_students_post_appears_live_without_a_reload]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -11,6 +12,8 @@ source Tests/browser/stack.sh
 ensure_toolchain
 
 ensure_browser_tools
+# The accessibility audits' axe-core comes inside this package.
+python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check axe-selenium-python
 bin=$(build_services)
 
 output="$PWD/test-output/browser"

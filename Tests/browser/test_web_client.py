@@ -11,6 +11,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
@@ -81,6 +82,10 @@ def pins():
     status, answer = api("GET", "/v1/StudentLocation?limit=100&order=-updatedAt")
     assert status == 200
     return answer["results"]
+
+
+def name(pin):
+    return f"{pin['firstName']} {pin['lastName']}"
 
 
 class WebClientTests(unittest.TestCase):
@@ -198,9 +203,17 @@ class WebClientTests(unittest.TestCase):
     def screenshot(self, name):
         self.driver.save_screenshot(os.path.join(OUTPUT, f"{name}.png"))
 
+    def assert_accessible(self, view):
+        """axe-core's audit of the page as it is now, every rule on."""
+        axe = Axe(self.driver)
+        if not self.driver.execute_script("return typeof window.axe === 'object'"):
+            axe.inject()
+        violations = axe.run()["violations"]
+        self.assertEqual(violations, [], f"{view}: {axe.report(violations)}")
+
     # Tests, in the order a student meets the page
 
-    def test_1_login_errors_tell_apart_wrong_password_throttling_and_no_network(self):
+    def test_01_login_errors_tell_apart_wrong_password_throttling_and_no_network(self):
         self.driver.delete_all_cookies()
         self.open_page()
         self.assertTrue(self.visible("login-form"))
@@ -226,7 +239,7 @@ class WebClientTests(unittest.TestCase):
             self.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
                 "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
 
-    def test_2_login_shows_one_marker_per_pin_popups_and_the_list(self):
+    def test_02_login_shows_one_marker_per_pin_popups_and_the_list(self):
         self.driver.delete_all_cookies()
         self.open_page()
         self.log_in_through_form("ada@example.com")
@@ -278,7 +291,7 @@ class WebClientTests(unittest.TestCase):
         self.assertFalse(self.visible("notice"), f"Refresh showed: {self.text('notice')}")
         self.wait_for_markers(len(expected))
 
-    def test_3_posting_by_place_with_preview_choosing_a_candidate_then_overwriting(self):
+    def test_03_posting_by_place_with_preview_choosing_a_candidate_then_overwriting(self):
         self.ensure_logged_in()
         count = len(pins())
         self.wait_for_markers(count)
@@ -356,7 +369,7 @@ class WebClientTests(unittest.TestCase):
         self.wait_for(lambda: self.list_rows()[0]["place"] == "Berlin, Germany")
         self.show_tab("map")
 
-    def test_4_another_students_post_appears_live_without_a_reload(self):
+    def test_04_another_students_post_appears_live_without_a_reload(self):
         self.ensure_logged_in()
         count = len(pins())
         self.wait_for_markers(count)
@@ -373,7 +386,7 @@ class WebClientTests(unittest.TestCase):
         self.show_tab("map")
         print(f"\n  live post shown after {elapsed * 1000:.0f} ms", end=" ")
 
-    def test_5_a_hostile_name_renders_literally_and_runs_nothing(self):
+    def test_05_a_hostile_name_renders_literally_and_runs_nothing(self):
         self.ensure_logged_in()
         self.wait_for_markers(len(pins()))
         marker = next(m for m in self.markers() if m.get_attribute("title") == f"{HOSTILE} Mallory")
@@ -385,7 +398,7 @@ class WebClientTests(unittest.TestCase):
         self.assert_no_script_ran_and_no_csp_violation()
         self.show_tab("map")
 
-    def test_6_without_tiles_the_pins_still_show_and_no_error_dialog(self):
+    def test_06_without_tiles_the_pins_still_show_and_no_error_dialog(self):
         self.ensure_logged_in(base=GATEWAY_NO_TILES)
         self.wait_for_markers(len(pins()))
         self.wait_for(lambda: self.text("notice").startswith("Map tiles cannot be loaded right now"),
@@ -395,7 +408,7 @@ class WebClientTests(unittest.TestCase):
         self.screenshot("desktop-map-without-tiles")
         self.assert_no_script_ran_and_no_csp_violation()
 
-    def test_7_usable_on_a_360_px_phone(self):
+    def test_07_usable_on_a_360_px_phone(self):
         self.driver.set_window_size(360, 740)
         try:
             self.ensure_logged_in()
@@ -418,7 +431,7 @@ class WebClientTests(unittest.TestCase):
         finally:
             self.driver.set_window_size(1280, 800)
 
-    def test_8_log_out_returns_to_the_login_and_ends_the_session(self):
+    def test_08_log_out_returns_to_the_login_and_ends_the_session(self):
         self.ensure_logged_in()
         session = self.driver.get_cookie(SESSION_COOKIE)["value"]
         status, _ = api("GET", "/v1/users/me", session=session)
@@ -432,7 +445,7 @@ class WebClientTests(unittest.TestCase):
         self.open_page()
         self.assertTrue(self.visible("login-form"), "a reload after logging out shows the map")
 
-    def test_9_sign_up_form_creates_an_account_and_logs_in(self):
+    def test_09_sign_up_form_creates_an_account_and_logs_in(self):
         self.driver.delete_all_cookies()
         self.open_page()
         self.by_id("show-sign-up").click()
@@ -445,6 +458,37 @@ class WebClientTests(unittest.TestCase):
         self.wait_for_markers(len(pins()))
         self.assertEqual(self.text("add-pin"), "Add my pin")
         self.assert_no_script_ran_and_no_csp_violation()
+
+    def test_10_every_view_passes_an_accessibility_audit(self):
+        self.driver.delete_all_cookies()
+        self.open_page()
+        self.assert_accessible("login")
+        self.by_id("show-sign-up").click()
+        self.wait_for(lambda: self.visible("sign-up-form"))
+        self.assert_accessible("sign-up")
+        self.by_id("sign-up-cancel").click()
+        self.log_in_through_form("ada@example.com")
+        self.wait_for(lambda: self.visible("app-view"))
+        self.wait_for_markers(len(pins()))
+        self.assert_accessible("map")
+        self.show_tab("list")
+        self.assert_accessible("list")
+        self.show_tab("map")
+
+        self.by_id("add-pin").click()
+        self.wait_for(lambda: self.visible("post-dialog"))
+        if any(name(pin) == "Ada Lovelace" for pin in pins()):
+            self.wait_for(lambda: self.by_id("post-place").get_attribute("value"), message="Ada's pin was not filled in")
+        else:
+            self.by_id("post-place").send_keys("Berlin, Germany")
+            self.by_id("post-link").send_keys("https://example.com/ada")
+        self.assert_accessible("posting: place and link")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: self.visible("confirm-form"))
+        self.wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#preview-map .leaflet-marker-icon"))
+        self.assert_accessible("posting: the place found")
+        self.by_id("confirm-cancel").click()
+        self.wait_for(lambda: not self.visible("post-dialog"))
 
 
 if __name__ == "__main__":

@@ -122,6 +122,7 @@ function selectTab(name) {
 function startApp(student, prefetched) {
   state.student = student;
   $('login-view').hidden = true;
+  $('top-bar').hidden = false;
   $('app-view').hidden = false;
   if (!state.map && leafletAvailable()) {
     state.map = new PinMap($('map'), {
@@ -150,6 +151,7 @@ function showLogin(message = '') {
   state.student = null;
   state.pins = new Map();
   state.map?.show([]);
+  $('top-bar').hidden = true;
   $('app-view').hidden = true;
   $('login-view').hidden = false;
   showSignUp(false);
