@@ -24,16 +24,21 @@ final class Erasures: Service, Sendable {
 
     private let accounts: any AccountStore
     private let locations: LocationsClient
+    /// This replica's copy of the list, dropped once pins are erased (as after a write); other replicas
+    /// drop theirs when their live feed sees the log move.
+    private let latest: LatestListCache
     private let logger: Logger
     private let retryInterval: Duration
     private let clock: any Clock<Duration>
 
     init(
-        accounts: any AccountStore, locations: LocationsClient, logger: Logger, retryInterval: Duration = .seconds(5),
+        accounts: any AccountStore, locations: LocationsClient, latest: LatestListCache, logger: Logger,
+        retryInterval: Duration = .seconds(5),
         clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.accounts = accounts
         self.locations = locations
+        self.latest = latest
         self.logger = logger
         self.retryInterval = retryInterval
         self.clock = clock
@@ -58,6 +63,7 @@ final class Erasures: Service, Sendable {
             logger.warning("locations-service refused an erasure", metadata: ["status": "\(answer.status)", "request_id": "\(requestID)"])
             throw GatewayError.locationsUnavailable
         }
+        latest.invalidate()
         try await accounts.finishErasure(key: key)
         return erased.pins
     }
