@@ -16,6 +16,7 @@ struct OnTheMap: AsyncParsableCommand {
         subcommands: [
             SignUpCommand.self, LogInCommand.self, LogOutCommand.self, WhoAmICommand.self, ListCommand.self,
             PostCommand.self, DeleteCommand.self, HistoryCommand.self, GeocodeCommand.self, WatchCommand.self, OpenCommand.self,
+            ForgetMeCommand.self,
         ]
     )
 }

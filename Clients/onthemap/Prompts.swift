@@ -34,6 +34,13 @@ enum Prompts {
         return line
     }
 
+    /// For what cannot be undone: yes only when the person types `expected` (case aside) on the terminal;
+    /// anything else, or the end of input, is no.
+    static func typed(_ prompt: String, expecting expected: String) throws -> Bool {
+        guard let answer = try Terminal.ask(prompt) else { return false }
+        return answer.trimmingCharacters(in: .whitespaces).lowercased() == expected.lowercased()
+    }
+
     /// Yes or no on the terminal; without one, `--yes` is the only way to say yes.
     static func confirm(_ question: String, defaultAnswer: Bool, yes: Bool) throws -> Bool {
         if yes { return true }

@@ -72,6 +72,13 @@ enum Terminal {
         return descriptor
     }
 
+    /// Whether there is a terminal to ask on, for a command that must know before it starts.
+    static var canAsk: Bool {
+        guard let tty = try? openTTY() else { return false }
+        close(tty)
+        return true
+    }
+
     /// Asks on the terminal and reads one line; nil at end of input.
     static func ask(_ prompt: String) throws -> String? {
         let tty = try openTTY()
