@@ -3,6 +3,7 @@
 Each test asserts what a student sees. The tests run in order on one browser: they share the students
 seeded in setUpClass and the pins the earlier tests post.
 """
+import datetime
 import json
 import os
 import time
@@ -26,10 +27,21 @@ PASSWORD = "correct horse battery"
 HOSTILE = "<img src=x onerror=alert(1)>"
 SESSION_COOKIE = "onthemap_session"
 
-# Runs before any script of the page: records CSP violations and any dialog a script would open.
+# Runs before any script of the page: records CSP violations, any dialog a script would open, and how many
+# reads of the map's past (?at=) the page had in flight at once.
 WATCHERS = """
 window.__cspViolations = [];
 window.__alerts = [];
+window.__pastReads = { started: 0, inFlight: 0, most: 0 };
+const originalFetch = window.fetch;
+window.fetch = (resource, ...rest) => {
+  if (!/[?&]at=/.test(String(resource))) return originalFetch(resource, ...rest);
+  const reads = window.__pastReads;
+  reads.started += 1;
+  reads.inFlight += 1;
+  reads.most = Math.max(reads.most, reads.inFlight);
+  return originalFetch(resource, ...rest).finally(() => { reads.inFlight -= 1; });
+};
 document.addEventListener('securitypolicyviolation', (e) => {
   window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
 });
@@ -78,14 +90,32 @@ def post_pin(session, place, link, latitude, longitude):
     return answer["objectId"]
 
 
-def pins():
-    status, answer = api("GET", "/v1/StudentLocation?limit=100&order=-updatedAt")
-    assert status == 200
+def pins(at=None):
+    """The list as the page asks for it: now, or at a moment (milliseconds since 1970)."""
+    query = {"limit": "100", "order": "-updatedAt"}
+    if at is not None:
+        query["at"] = iso(at)
+    status, answer = api("GET", "/v1/StudentLocation?" + urllib.parse.urlencode(query))
+    assert status == 200, (status, answer)
     return answer["results"]
+
+
+def iso(milliseconds):
+    moment = datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def milliseconds(iso_time):
+    return round(datetime.datetime.fromisoformat(iso_time.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def name(pin):
     return f"{pin['firstName']} {pin['lastName']}"
+
+
+def next_second(milliseconds_):
+    """The first whole second after a moment: what a reader can type into a field that takes seconds."""
+    return (milliseconds_ // 1000 + 1) * 1000
 
 
 class WebClientTests(unittest.TestCase):
@@ -117,6 +147,42 @@ class WebClientTests(unittest.TestCase):
         cls.driver = webdriver.Chrome(options=options, service=service)
         cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCHERS})
         cls.browser_log = []
+        cls.history = None
+
+    @classmethod
+    def known_history(cls):
+        """Two students' pins with a known past, made once: Kay posts in Lima, Max in Nairobi, Kay moves to
+        Oslo, Max deletes his pin, each at least a second apart. Returns the moments of those events and a
+        whole second after each (milliseconds since 1970), and Max's pin."""
+        if cls.history:
+            return cls.history
+        sign_up("kay@example.com", "Kay", "Mensah")
+        sign_up("max@example.com", "Max", "Planck")
+        kay, max_ = log_in("kay@example.com"), log_in("max@example.com")
+        kay_pin = post_pin(kay, "Lima, Peru", f"{GATEWAY}/healthz?who=kay", -12.05, -77.04)
+        time.sleep(1.1)
+        max_pin = post_pin(max_, "Nairobi, Kenya", f"{GATEWAY}/healthz?who=max", -1.29, 36.82)
+        time.sleep(1.1)
+        status, answer = api("PUT", f"/v1/StudentLocation/{kay_pin}", {
+            "mapString": "Oslo, Norway", "mediaURL": f"{GATEWAY}/healthz?who=kay", "latitude": 59.91, "longitude": 10.75},
+            session=kay)
+        assert status == 200, (status, answer)
+        time.sleep(1.1)
+        status, answer = api("DELETE", f"/v1/StudentLocation/{max_pin}", session=max_)
+        assert status == 200, (status, answer)
+        time.sleep(1.1)
+        events = {}
+        for pin in (kay_pin, max_pin):
+            status, answer = api("GET", f"/v1/StudentLocation/{pin}/history")
+            assert status == 200, (status, answer)
+            events[pin] = answer["results"]
+        moments = [milliseconds(events[kay_pin][0]["at"]), milliseconds(events[max_pin][0]["at"]),
+                   milliseconds(events[kay_pin][1]["at"]), milliseconds(events[max_pin][1]["at"])]
+        after = [next_second(moment) for moment in moments]
+        assert all(a < b for a, b in zip(after, moments[1:])), (moments, after)
+        cls.history = {"max_pin": max_pin, "posted_kay": moments[0], "posted_max": moments[1], "moved_kay": moments[2],
+                       "deleted_max": moments[3], "after": after}
+        return cls.history
 
     @classmethod
     def tearDownClass(cls):
@@ -210,6 +276,42 @@ class WebClientTests(unittest.TestCase):
             axe.inject()
         violations = axe.run()["violations"]
         self.assertEqual(violations, [], f"{view}: {axe.report(violations)}")
+
+    def marker_names(self):
+        """The names on the map's markers, sorted; read in one go, as the page may be replacing them."""
+        return sorted(self.driver.execute_script(
+            "return [...document.querySelectorAll('#map .leaflet-marker-icon')].map((marker) => marker.title)"))
+
+    def type_moment(self, moment):
+        """Types a moment (milliseconds since 1970, whole seconds) into the time control's date and time field,
+        as the browser's en-US locale shows it: month, day, year, then hours, minutes, seconds, AM or PM."""
+        field = self.by_id("time-moment")
+        month, day, year, hours, minutes, seconds = self.driver.execute_script(
+            "const d = new Date(arguments[0]); arguments[1].focus();"
+            "return [d.getMonth() + 1, d.getDate(), d.getFullYear(), d.getHours(), d.getMinutes(), d.getSeconds()];",
+            moment, field)
+        field.send_keys(f"{month:02}{day:02}{year}" + Keys.ARROW_RIGHT
+                        + f"{hours % 12 or 12:02}{minutes:02}{seconds:02}" + ("PM" if hours >= 12 else "AM"))
+
+    def wait_for_map_at(self, moment, message=""):
+        """Waits until the map and the list show the pins the server had at that moment; returns them."""
+        expected = pins(at=moment)
+        names = sorted(name(pin) for pin in expected)
+        self.wait_for(lambda: self.marker_names() == names and [row["name"] for row in self.list_rows()] == [name(p) for p in expected],
+                      message=message or f"the map does not show the pins at {iso(moment)}: {self.marker_names()} != {names}")
+        return expected
+
+    def places_of(self, *names):
+        """The place each of these students' rows shows in the list tab, as seen."""
+        rows = self.driver.find_elements(By.CSS_SELECTOR, "#pin-list .row")
+        return {row.find_element(By.CSS_SELECTOR, ".row-name").text: row.find_element(By.CSS_SELECTOR, ".row-place").text
+                for row in rows if row.find_element(By.CSS_SELECTOR, ".row-name").text in names}
+
+    def assert_showing_the_past(self):
+        self.assertIn("past", self.by_id("time-control").get_attribute("class").split())
+        self.assertEqual(self.text("time-status"), "The past: new pins are not shown")
+        self.assertEqual(self.text("live-status"), "Paused")
+        self.assertTrue(self.visible("time-now"), "no way back to now")
 
     # Tests, in the order a student meets the page
 
@@ -413,7 +515,8 @@ class WebClientTests(unittest.TestCase):
         try:
             self.ensure_logged_in()
             self.wait_for_markers(len(pins()))
-            for element_id in ["refresh", "add-pin", "log-out", "tab-map", "tab-list"]:
+            for element_id in ["refresh", "add-pin", "log-out", "tab-map", "tab-list",
+                               "time-moment", "time-slider", "time-play"]:
                 box = self.by_id(element_id).rect
                 self.assertTrue(self.by_id(element_id).is_displayed())
                 self.assertLessEqual(box["x"] + box["width"], 360, f"{element_id} is cut off")
@@ -460,6 +563,7 @@ class WebClientTests(unittest.TestCase):
         self.assert_no_script_ran_and_no_csp_violation()
 
     def test_10_every_view_passes_an_accessibility_audit(self):
+        known = self.known_history()
         self.driver.delete_all_cookies()
         self.open_page()
         self.assert_accessible("login")
@@ -489,6 +593,91 @@ class WebClientTests(unittest.TestCase):
         self.assert_accessible("posting: the place found")
         self.by_id("confirm-cancel").click()
         self.wait_for(lambda: not self.visible("post-dialog"))
+
+        self.type_moment(known["after"][1])
+        self.wait_for_map_at(known["after"][1])
+        self.assert_accessible("the map at a past moment")
+        self.show_tab("list")
+        self.assert_accessible("the list at a past moment")
+        self.show_tab("map")
+        self.by_id("time-now").click()
+
+    def test_11_the_map_at_a_past_moment_shows_the_pins_of_that_moment_and_live_changes_wait(self):
+        known = self.known_history()
+        self.ensure_logged_in()
+        self.wait_for_markers(len(pins()))
+        self.wait_for(lambda: self.text("live-status") == "Live")
+        self.assertEqual(self.text("time-status"), "Now, live")
+        self.assertFalse(self.visible("time-now"))
+        after_kay_posted, after_max_posted, after_kay_moved, after_max_deleted = known["after"]
+        for moment, places in [
+            (after_kay_posted, {"Kay Mensah": "Lima, Peru"}),
+            (after_max_posted, {"Kay Mensah": "Lima, Peru", "Max Planck": "Nairobi, Kenya"}),
+            (after_kay_moved, {"Kay Mensah": "Oslo, Norway", "Max Planck": "Nairobi, Kenya"}),
+            (after_max_deleted, {"Kay Mensah": "Oslo, Norway"}),
+        ]:
+            self.type_moment(moment)
+            self.wait_for_map_at(moment)
+            self.assert_showing_the_past()
+            self.show_tab("list")
+            self.assertEqual(self.places_of("Kay Mensah", "Max Planck"), places, f"the list at {iso(moment)}")
+            self.assertTrue(self.by_id("pin-list").get_attribute("aria-label").startswith("Pins at "))
+            self.show_tab("map")
+            if moment == after_kay_moved:
+                next(m for m in self.markers() if m.get_attribute("title") == "Kay Mensah").click()
+                self.wait_for_popup_of("Kay Mensah")
+                self.wait_for(lambda: self.driver.execute_script(
+                    "return getComputedStyle(document.querySelector('.leaflet-popup')).opacity") == "1")
+                self.screenshot("desktop-time-control")
+
+        # A pin posted now stays off the past map, and is there once the map is back to now.
+        shown = self.marker_names()
+        post_pin(self.students["linus@example.com"], "Reykjavik, Iceland", f"{GATEWAY}/healthz?who=linus3", 64.15, -21.94)
+        time.sleep(1.0)
+        self.assertEqual(self.marker_names(), shown, "a live change reached the past map")
+        self.assertNotIn("Reykjavik, Iceland", [row["place"] for row in self.list_rows()])
+        self.by_id("time-now").click()
+        self.wait_for(lambda: self.marker_names() == sorted(name(pin) for pin in pins()), message="back to now did not show the present")
+        self.assertIn("Reykjavik, Iceland", [row["place"] for row in self.list_rows()])
+        self.assertEqual(self.text("time-status"), "Now, live")
+        self.assertEqual(self.text("live-status"), "Live")
+        self.assertNotIn("past", self.by_id("time-control").get_attribute("class").split())
+
+    def test_12_play_steps_from_the_first_pin_to_now_one_read_at_a_time_and_pauses(self):
+        self.ensure_logged_in()
+        self.wait_for_markers(len(pins()))
+        # The first pin posted is still on the map: the playback begins with it.
+        first = min(milliseconds(pin["createdAt"]) for pin in pins())
+        step = (time.time() * 1000 - first) / 50
+        self.by_id("time-play").click()
+        self.wait_for(lambda: self.text("time-play") == "Pause", message="Play did not start")
+        moments = []
+
+        def moved_on():
+            value = self.by_id("time-moment").get_attribute("value")
+            if not moments or moments[-1] != value:
+                moments.append(value)
+            return len(moments) >= 4
+        self.wait_for(moved_on, message="the moment did not move while playing")
+        self.assertEqual(moments, sorted(moments), "playing went back in time")
+        self.by_id("time-play").click()
+        self.wait_for(lambda: self.text("time-play") == "Play")
+        paused = self.by_id("time-moment").get_attribute("value")
+        reads = self.driver.execute_script("return window.__pastReads.started")
+        time.sleep(0.6)
+        self.assertEqual(self.by_id("time-moment").get_attribute("value"), paused, "the moment moved after Pause")
+        self.assertEqual(self.driver.execute_script("return window.__pastReads.started"), reads, "reads went on after Pause")
+        self.assert_showing_the_past()
+        started = datetime.datetime.fromisoformat(moments[0]).timestamp() * 1000
+        self.assertTrue(first - 1000 < started <= first + step, f"playing began at {moments[0]}, not at the first pin")
+
+        self.by_id("time-play").click()
+        self.wait_for(lambda: self.text("time-status") == "Now, live", timeout=20, message="playing did not reach now")
+        self.assertEqual(self.text("time-play"), "Play")
+        self.wait_for_markers(len(pins()))
+        reads = self.driver.execute_script("return window.__pastReads")
+        self.assertGreaterEqual(reads["started"], 10)
+        self.assertEqual(reads["most"], 1, "more than one read of the past was in flight at once")
 
 
 if __name__ == "__main__":

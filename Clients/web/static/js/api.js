@@ -78,16 +78,25 @@ export async function me() {
   return { key: String(user.key), firstName: user.first_name ?? '', lastName: user.last_name ?? '' };
 }
 
-export async function latestPins() {
-  const answer = await request('GET', '/v1/StudentLocation?limit=100&order=-updatedAt');
+/** Pins by the list's query, now or (at: milliseconds since 1970) as the map was then. */
+async function listPins(parameters, at = null) {
+  const query = new URLSearchParams(parameters);
+  if (at !== null) query.set('at', new Date(at).toISOString());
+  const answer = await request('GET', `/v1/StudentLocation?${query}`);
   return Array.isArray(answer?.results) ? answer.results : [];
+}
+
+/** The latest 100 pins, newest first, now or at a moment. */
+export const latestPins = (at = null) => listPins({ limit: '100', order: '-updatedAt' }, at);
+
+/** The pin created first among those on the map now or at a moment, or null. */
+export async function oldestPin(at = null) {
+  return (await listPins({ limit: '1', order: 'createdAt' }, at))[0] ?? null;
 }
 
 /** The student's newest pin, or null. */
 export async function myLatestPin(key) {
-  const query = new URLSearchParams({ uniqueKey: key, order: '-updatedAt', limit: '1' });
-  const answer = await request('GET', `/v1/StudentLocation?${query}`);
-  return answer?.results?.[0] ?? null;
+  return (await listPins({ uniqueKey: key, order: '-updatedAt', limit: '1' }))[0] ?? null;
 }
 
 export async function geocode(place) {

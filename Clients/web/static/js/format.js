@@ -1,4 +1,4 @@
-// Small pure helpers: links, names, ages, waits.
+// Small pure helpers: links, names, ages, times, waits.
 
 /** The link as an absolute http(s) URL when it is one, else null: only such links are made clickable. */
 export function safeLink(text) {
@@ -40,6 +40,13 @@ export function age(iso, now = Date.now()) {
   return new Date(time).toISOString().slice(0, 10);
 }
 
+/** A moment (an ISO time or milliseconds since 1970) as the reader's locale writes a date and a time to the second. */
+export function dateTime(moment) {
+  const date = new Date(moment);
+  if (Number.isNaN(date.getTime())) return '';
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
 /** "45 seconds", "2 minutes": how long to wait before trying again. */
 export function wait(seconds) {
   if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
@@ -55,6 +62,12 @@ export function element(tag, { className, text, attributes } = {}, children = []
   for (const [name, value] of Object.entries(attributes ?? {})) node.setAttribute(name, value);
   for (const child of children) node.append(child);
   return node;
+}
+
+/** Puts a message in a node, or hides the node when there is none. */
+export function say(node, message) {
+  node.textContent = message;
+  node.hidden = !message;
 }
 
 /** A link that opens in a new tab without telling the other site where it came from, or plain text. */

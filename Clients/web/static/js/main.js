@@ -1,11 +1,12 @@
 // The page: the login (and sign-up) screen, then the map and list tabs under one top bar, kept current
-// by the live feed.
+// by the live feed, or both showing the same past moment the time control chose.
 import * as api from './api.js';
-import { wait } from './format.js';
+import { dateTime, say, wait } from './format.js';
 import { refreshAges, renderList } from './list.js';
 import { followChanges } from './live.js';
 import { leafletAvailable, PinMap } from './map.js';
 import { PostingFlow } from './post.js';
+import { TimeControl } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
 const settings = document.body.dataset;
@@ -13,22 +14,30 @@ const LATEST = 100;
 
 const state = {
   student: null,
+  /** The present, kept current by the live feed even while the past is shown. */
   pins: new Map(),
+  /** The past moment shown ({ moment, pins }), or null for now. */
+  past: null,
   loaded: false,
   pending: [],
   reloadWhenLoaded: false,
   live: null,
+  /** Whether the live feed is connected. */
+  connected: false,
   map: null,
   ageTimer: null,
+  time: null,
 };
 
-function say(node, message) {
-  node.textContent = message;
-  node.hidden = !message;
+/** The quiet line under the top bar; kind says which part of the page owns the message shown. */
+function notice(message, kind = '') {
+  say($('notice'), message);
+  $('notice').dataset.kind = message ? kind : '';
 }
 
-function notice(message) {
-  say($('notice'), message);
+/** Clears the line when it holds a message of this kind. */
+function clearNotice(kind) {
+  if ($('notice').dataset.kind === kind) notice('');
 }
 
 function loginMessage(error) {
@@ -46,11 +55,24 @@ function sortedPins() {
 }
 
 function draw() {
-  const pins = sortedPins();
+  const present = sortedPins();
+  const pins = state.past?.pins ?? present;
   state.map?.show(pins);
   renderList($('pin-list'), $('list-empty'), pins);
-  const mine = state.student && pins.some((pin) => pin.uniqueKey === state.student.key);
+  const then = state.past ? dateTime(state.past.moment) : null;
+  $('map').classList.toggle('past', Boolean(then));
+  $('map').setAttribute('aria-label', then ? `Map of the pins at ${then}` : 'Map of the latest pins');
+  $('pin-list').setAttribute('aria-label', then ? `Pins at ${then}, newest first` : 'Latest pins, newest first');
+  $('list-empty').textContent = then ? 'No pins at that moment.' : 'No pins yet. Be the first: Add my pin.';
+  const mine = state.student && present.some((pin) => pin.uniqueKey === state.student.key);
   $('add-pin').textContent = mine ? 'Update my pin' : 'Add my pin';
+}
+
+function showMoment(moment, pins) {
+  state.past = moment === null ? null : { moment, pins };
+  clearNotice('time');
+  showLiveStatus();
+  draw();
 }
 
 function upsert(pin) {
@@ -68,6 +90,7 @@ function applyChange(type, data) {
   // A pin an operator hid leaves the map as a deleted one does.
   if (type === 'LocationDeleted' || type === 'LocationHidden') state.pins.delete(data.objectId);
   else upsert(data);
+  if (type === 'LocationPosted') state.time.notePin(data);
   draw();
 }
 
@@ -79,10 +102,9 @@ async function loadPins(prefetched) {
   try {
     const pins = await (prefetched ?? api.latestPins());
     state.pins = new Map(pins.map((pin) => [pin.objectId, pin]));
-    if ($('notice').dataset.kind === 'load') notice('');
+    clearNotice('load');
   } catch (error) {
-    notice(`Could not download the latest pins: ${error.message}`);
-    $('notice').dataset.kind = 'load';
+    notice(`Could not download the latest pins: ${error.message}`, 'load');
   } finally {
     state.loaded = true;
     for (const [type, data] of state.pending.splice(0)) applyChange(type, data);
@@ -96,16 +118,25 @@ async function loadPins(prefetched) {
 }
 
 function setLive(live) {
-  const status = $('live-status');
   // The stream starts at "now": what changed before it opened comes from the list, read again (a 304
   // when nothing did).
-  if (live && status.classList.contains('offline')) {
+  if (live && !state.connected) {
     if (state.loaded) loadPins();
     else state.reloadWhenLoaded = true;
   }
-  status.textContent = live ? 'Live' : 'Offline';
-  status.classList.toggle('offline', !live);
-  status.title = live ? 'Changes appear as they happen' : 'Not receiving changes; reconnecting';
+  state.connected = live;
+  showLiveStatus();
+}
+
+/** Live or Offline, as the feed is; Paused while the past is shown (the feed keeps the present meanwhile). */
+function showLiveStatus() {
+  const status = $('live-status');
+  const past = state.past !== null;
+  status.textContent = past ? 'Paused' : state.connected ? 'Live' : 'Offline';
+  status.classList.toggle('offline', !past && !state.connected);
+  status.classList.toggle('paused', past);
+  status.title = past ? 'Showing the past; Back to now shows the changes'
+    : state.connected ? 'Changes appear as they happen' : 'Not receiving changes; reconnecting';
 }
 
 function selectTab(name) {
@@ -128,8 +159,7 @@ function startApp(student, prefetched) {
     state.map = new PinMap($('map'), {
       tileURL: settings.tileUrl,
       onTilesOffline: (offline) => {
-        $('notice').dataset.kind = offline ? 'tiles' : '';
-        notice(offline ? 'Map tiles cannot be loaded right now; the pins are shown on a plain background.' : '');
+        notice(offline ? 'Map tiles cannot be loaded right now; the pins are shown on a plain background.' : '', 'tiles');
       },
     });
   } else if (!leafletAvailable()) {
@@ -140,8 +170,11 @@ function startApp(student, prefetched) {
   state.pending = [];
   state.reloadWhenLoaded = false;
   state.live = followChanges({ onChange: applyChange, onStatus: setLive });
-  loadPins(prefetched);
-  state.ageTimer = setInterval(() => refreshAges($('pin-list')), 30000);
+  loadPins(prefetched).then(() => state.time.findStart());
+  state.ageTimer = setInterval(() => {
+    refreshAges($('pin-list'));
+    state.time.tick();
+  }, 30000);
 }
 
 function showLogin(message = '') {
@@ -150,7 +183,9 @@ function showLogin(message = '') {
   clearInterval(state.ageTimer);
   state.student = null;
   state.pins = new Map();
-  state.map?.show([]);
+  state.past = null;
+  state.time.reset();
+  state.map?.reset();
   $('top-bar').hidden = true;
   $('app-view').hidden = true;
   $('login-view').hidden = false;
@@ -257,6 +292,10 @@ function init() {
     link.hidden = false;
   }
   wireTabs();
+  state.time = new TimeControl({
+    onShow: showMoment,
+    onError: (message) => notice(message, 'time'),
+  });
   $('refresh').addEventListener('click', () => loadPins());
   $('log-out').addEventListener('click', logOut);
   const posting = new PostingFlow({
@@ -264,9 +303,10 @@ function init() {
     student: () => state.student,
     onPosted: (pin) => {
       upsert(pin);
-      draw();
-      notice('Your pin is on the map.');
-      $('notice').dataset.kind = 'posted';
+      state.time.notePin(pin);
+      // The student sees their pin where it is now.
+      state.time.see(null);
+      notice('Your pin is on the map.', 'posted');
     },
     onSessionEnded: () => showLogin('Your session has ended. Log in again.'),
   });

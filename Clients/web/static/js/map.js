@@ -70,13 +70,19 @@ export class PinMap {
         this.markers.delete(objectId);
       }
     }
-    // Fitted to the first pins shown, and again after the map was emptied (a log out).
-    if (this.markers.size === 0) this.fitted = false;
+    // Fitted to the first pins shown, and again after a reset (a log out); a moment without pins (a
+    // playback's first steps) keeps the view.
     if (!this.fitted && this.markers.size > 0) {
       this.fitted = true;
       const bounds = L.latLngBounds([...this.markers.values()].map(({ pin }) => [pin.latitude, pin.longitude]));
       this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 6, animate: false });
     }
+  }
+
+  /** Removes every pin; the next ones shown are fitted into view. */
+  reset() {
+    this.show([]);
+    this.fitted = false;
   }
 
   resized() {

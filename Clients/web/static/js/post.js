@@ -1,16 +1,11 @@
 // Posting a pin in two steps, as the apps do: place and link → the gateway's geocoder → a preview of the
 // best place, with the others to pick from → Finish. An existing pin is overwritten only after asking.
 import * as api from './api.js';
-import { element, normalizeLink } from './format.js';
+import { element, normalizeLink, say } from './format.js';
 import { leafletAvailable, tileLayer } from './map.js';
 import { ask } from './question.js';
 
 const $ = (id) => document.getElementById(id);
-
-function showError(node, message) {
-  node.textContent = message;
-  node.hidden = !message;
-}
 
 export class PostingFlow {
   /**
@@ -33,7 +28,7 @@ export class PostingFlow {
   }
 
   async open() {
-    showError($('find-error'), '');
+    say($('find-error'), '');
     $('find-form').reset();
     this.step('find');
     this.dialog.showModal();
@@ -61,11 +56,11 @@ export class PostingFlow {
     const error = $('find-error');
     const place = $('post-place').value.trim();
     const linkText = $('post-link').value.trim();
-    if (!place) return showError(error, 'Enter a place, such as "Patiala, Punjab".');
-    if (!linkText) return showError(error, 'Enter a link to share.');
+    if (!place) return say(error, 'Enter a place, such as "Patiala, Punjab".');
+    if (!linkText) return say(error, 'Enter a link to share.');
     const link = normalizeLink(linkText);
-    if (!link) return showError(error, `"${linkText}" is not a web link. Enter one such as https://example.com.`);
-    showError(error, '');
+    if (!link) return say(error, `"${linkText}" is not a web link. Enter one such as https://example.com.`);
+    say(error, '');
     const button = $('find-submit');
     button.disabled = true;
     button.textContent = 'Finding…';
@@ -76,7 +71,7 @@ export class PostingFlow {
       const message = failure.kind === 'notFound' || failure.kind === 'refused'
         ? `No place matches "${place}". Try a city with its region or country, such as "Berlin, Germany".`
         : failure.kind === 'network' ? failure.message : `The place could not be looked up: ${failure.message}`;
-      return showError(error, message);
+      return say(error, message);
     } finally {
       button.disabled = false;
       button.textContent = 'Find on the map';
@@ -97,7 +92,7 @@ export class PostingFlow {
       ]);
     });
     list.replaceChildren(...radios);
-    showError($('confirm-error'), '');
+    say($('confirm-error'), '');
     this.step('confirm');
     if (leafletAvailable()) {
       this.preview ??= new PreviewMap($('preview-map'), this.tileURL);
@@ -147,7 +142,7 @@ export class PostingFlow {
       const message = failure.kind === 'network' ? failure.message
         : failure.kind === 'server' ? `The server could not save your pin; try again shortly. (${failure.message})`
           : `The server refused your pin: ${failure.message}`;
-      showError(error, message);
+      say(error, message);
     } finally {
       button.disabled = false;
     }
