@@ -307,6 +307,24 @@ class WebClientTests(unittest.TestCase):
         return {row.find_element(By.CSS_SELECTOR, ".row-name").text: row.find_element(By.CSS_SELECTOR, ".row-place").text
                 for row in rows if row.find_element(By.CSS_SELECTOR, ".row-name").text in names}
 
+    def history_entries(self):
+        return [{
+            "event": item.get_attribute("data-event"),
+            "at": item.find_element(By.CSS_SELECTOR, "time").get_attribute("datetime"),
+            "when": item.find_element(By.CSS_SELECTOR, "time").text,
+            "what": item.find_element(By.CSS_SELECTOR, ".history-what").text,
+            "lines": [line.text for line in item.find_elements(By.CSS_SELECTOR, ".history-changes li")],
+        } for item in self.driver.find_elements(By.CSS_SELECTOR, "#history-events > li")]
+
+    def open_history_from_popup(self, student):
+        next(m for m in self.markers() if m.get_attribute("title") == student).click()
+        self.wait_for_popup_of(student).find_element(By.CSS_SELECTOR, ".popup-history").click()
+        self.wait_for(lambda: self.visible("history-dialog") and self.history_entries(), message="no history shown")
+
+    def open_history_from_list(self, object_id):
+        self.driver.find_element(By.CSS_SELECTOR, f"#pin-list li[data-object-id='{object_id}'] .row-history").click()
+        self.wait_for(lambda: self.visible("history-dialog") and self.history_entries(), message="no history shown")
+
     def assert_showing_the_past(self):
         self.assertIn("past", self.by_id("time-control").get_attribute("class").split())
         self.assertEqual(self.text("time-status"), "The past: new pins are not shown")
@@ -599,6 +617,9 @@ class WebClientTests(unittest.TestCase):
         self.assert_accessible("the map at a past moment")
         self.show_tab("list")
         self.assert_accessible("the list at a past moment")
+        self.open_history_from_list(known["max_pin"])
+        self.assert_accessible("a pin's history")
+        self.by_id("history-close").click()
         self.show_tab("map")
         self.by_id("time-now").click()
 
@@ -678,6 +699,42 @@ class WebClientTests(unittest.TestCase):
         reads = self.driver.execute_script("return window.__pastReads")
         self.assertGreaterEqual(reads["started"], 10)
         self.assertEqual(reads["most"], 1, "more than one read of the past was in flight at once")
+
+    def test_13_a_pins_history_lists_its_events_oldest_first_and_shows_the_map_then(self):
+        known = self.known_history()
+        self.ensure_logged_in()
+        self.wait_for_markers(len(pins()))
+        self.open_history_from_popup("Kay Mensah")
+        self.assertEqual(self.text("history-title"), "History of Kay Mensah’s pin")
+        link = f"{GATEWAY}/healthz?who=kay"
+        entries = self.history_entries()
+        self.assertEqual([(e["event"], e["what"]) for e in entries], [("posted", "Posted"), ("moved", "Moved")])
+        self.assertEqual([milliseconds(e["at"]) for e in entries], [known["posted_kay"], known["moved_kay"]])
+        self.assertTrue(all(e["when"] for e in entries), "an event without its time shown")
+        self.assertEqual(entries[0]["lines"], ["Place: Lima, Peru", f"Link: {link}"])
+        self.assertEqual(entries[1]["lines"], [
+            "Place changed from “Lima, Peru” to “Oslo, Norway”",
+            "Latitude changed from -12.05 to 59.91",
+            "Longitude changed from -77.04 to 10.75",
+        ])
+
+        # "See the map then" on the move: the map at that moment, where Max's pin, deleted since, still is.
+        self.driver.find_elements(By.CSS_SELECTOR, "#history-events .history-see")[1].click()
+        self.wait_for(lambda: not self.visible("history-dialog"))
+        self.wait_for_map_at(known["moved_kay"])
+        self.assert_showing_the_past()
+        self.show_tab("list")
+        self.assertEqual(self.places_of("Kay Mensah", "Max Planck"), {"Kay Mensah": "Oslo, Norway", "Max Planck": "Nairobi, Kenya"})
+        self.open_history_from_list(known["max_pin"])
+        self.assertEqual(self.text("history-title"), "History of Max Planck’s pin")
+        entries = self.history_entries()
+        self.assertEqual([(e["event"], e["what"]) for e in entries], [("posted", "Posted"), ("deleted", "Deleted by its owner")])
+        self.assertEqual([milliseconds(e["at"]) for e in entries], [known["posted_max"], known["deleted_max"]])
+        self.by_id("history-close").click()
+        self.wait_for(lambda: not self.visible("history-dialog"))
+        self.show_tab("map")
+        self.by_id("time-now").click()
+        self.wait_for_markers(len(pins()))
 
 
 if __name__ == "__main__":

@@ -99,6 +99,12 @@ export async function myLatestPin(key) {
   return (await listPins({ uniqueKey: key, order: '-updatedAt', limit: '1' }))[0] ?? null;
 }
 
+/** A pin's events, oldest first: { event, at, location?, changes? }. */
+export async function pinHistory(objectId) {
+  const answer = await request('GET', `/v1/StudentLocation/${encodeURIComponent(objectId)}/history`);
+  return Array.isArray(answer?.results) ? answer.results : [];
+}
+
 export async function geocode(place) {
   const answer = await request('GET', `/v1/geocode?${new URLSearchParams({ q: place, limit: '5' })}`);
   return answer?.results ?? [];

@@ -1,4 +1,5 @@
-// The list tab: newest first, each row the name, place, link and age; a row opens the link.
+// The list tab: newest first, each row the name, place, link and age; a row opens the link, the button
+// beside it the pin's history (the page listens on the list for .row-history clicks).
 import { age, element, fullName, safeLink } from './format.js';
 
 export function renderList(listElement, emptyElement, pins, now = Date.now()) {
@@ -13,7 +14,11 @@ export function renderList(listElement, emptyElement, pins, now = Date.now()) {
     const row = href
       ? element('a', { className: 'row', attributes: { href, target: '_blank', rel: 'noopener noreferrer' } }, content)
       : element('div', { className: 'row' }, content);
-    return element('li', { attributes: { 'data-object-id': pin.objectId } }, [row]);
+    const history = element('button', {
+      className: 'row-history', text: 'History',
+      attributes: { type: 'button', 'aria-label': `History of ${fullName(pin)}’s pin` },
+    });
+    return element('li', { attributes: { 'data-object-id': pin.objectId } }, [row, history]);
   });
   listElement.replaceChildren(...rows);
   emptyElement.hidden = pins.length > 0;

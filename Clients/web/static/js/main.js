@@ -2,6 +2,7 @@
 // by the live feed, or both showing the same past moment the time control chose.
 import * as api from './api.js';
 import { dateTime, say, wait } from './format.js';
+import { HistoryView } from './history.js';
 import { refreshAges, renderList } from './list.js';
 import { followChanges } from './live.js';
 import { leafletAvailable, PinMap } from './map.js';
@@ -18,6 +19,8 @@ const state = {
   pins: new Map(),
   /** The past moment shown ({ moment, pins }), or null for now. */
   past: null,
+  /** The pins on screen, by objectId. */
+  shown: new Map(),
   loaded: false,
   pending: [],
   reloadWhenLoaded: false,
@@ -27,6 +30,7 @@ const state = {
   map: null,
   ageTimer: null,
   time: null,
+  history: null,
 };
 
 /** The quiet line under the top bar; kind says which part of the page owns the message shown. */
@@ -57,6 +61,7 @@ function sortedPins() {
 function draw() {
   const present = sortedPins();
   const pins = state.past?.pins ?? present;
+  state.shown = new Map(pins.map((pin) => [pin.objectId, pin]));
   state.map?.show(pins);
   renderList($('pin-list'), $('list-empty'), pins);
   const then = state.past ? dateTime(state.past.moment) : null;
@@ -158,6 +163,7 @@ function startApp(student, prefetched) {
   if (!state.map && leafletAvailable()) {
     state.map = new PinMap($('map'), {
       tileURL: settings.tileUrl,
+      onHistory: (pin) => state.history.open(pin),
       onTilesOffline: (offline) => {
         notice(offline ? 'Map tiles cannot be loaded right now; the pins are shown on a plain background.' : '', 'tiles');
       },
@@ -295,6 +301,12 @@ function init() {
   state.time = new TimeControl({
     onShow: showMoment,
     onError: (message) => notice(message, 'time'),
+  });
+  state.history = new HistoryView({ onSeeMoment: (moment) => state.time.see(moment) });
+  $('pin-list').addEventListener('click', (event) => {
+    const objectId = event.target.closest('.row-history')?.closest('li')?.dataset.objectId;
+    const pin = objectId && state.shown.get(objectId);
+    if (pin) state.history.open(pin);
   });
   $('refresh').addEventListener('click', () => loadPins());
   $('log-out').addEventListener('click', logOut);

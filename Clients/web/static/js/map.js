@@ -1,5 +1,5 @@
-// The map tab: one Leaflet marker per pin, each with a popup of the name and the link. When tiles cannot
-// load, the pins stay on a plain background and a quiet notice says why.
+// The map tab: one Leaflet marker per pin, each with a popup of the name, the link and a way to its history.
+// When tiles cannot load, the pins stay on a plain background and a quiet notice says why.
 import { element, fullName, outsideLink } from './format.js';
 
 export function leafletAvailable() {
@@ -26,22 +26,27 @@ export function watchTiles(layer, container, onChange) {
   layer.on('tileerror', () => { if (loadedThisRound === 0) set(true); });
 }
 
-function popupContent(pin) {
+function popupContent(pin, onHistory) {
+  const history = element('button', { className: 'link-button popup-history', text: 'History', attributes: { type: 'button' } });
+  history.addEventListener('click', () => onHistory(pin));
   return element('div', { className: 'popup' }, [
     element('strong', { className: 'popup-name', text: fullName(pin) }),
     element('span', { className: 'popup-place', text: pin.mapString ?? '' }),
     outsideLink(pin.mediaURL ?? '', 'popup-link'),
+    history,
   ]);
 }
 
 export class PinMap {
-  constructor(container, { tileURL, onTilesOffline }) {
+  /** onHistory(pin): the reader asked for a pin's history from its popup. */
+  constructor(container, { tileURL, onTilesOffline, onHistory }) {
     const L = window.L;
     this.map = L.map(container, { worldCopyJump: true, minZoom: 1 }).setView([25, 0], 2);
     const layer = tileLayer(tileURL).addTo(this.map);
     watchTiles(layer, container, onTilesOffline);
     this.markers = new Map();
     this.fitted = false;
+    this.content = (pin) => popupContent(pin, onHistory);
   }
 
   /** Draws exactly these pins: new ones added, moved ones moved, gone ones removed. */
@@ -55,12 +60,12 @@ export class PinMap {
       if (existing && existing.pin.updatedAt === pin.updatedAt) continue;
       if (existing) {
         existing.marker.setLatLng([pin.latitude, pin.longitude]);
-        existing.marker.setPopupContent(popupContent(pin));
+        existing.marker.setPopupContent(this.content(pin));
         existing.pin = pin;
         continue;
       }
       const marker = L.marker([pin.latitude, pin.longitude], { title: fullName(pin), alt: fullName(pin), keyboard: true })
-        .bindPopup(() => popupContent(this.markers.get(pin.objectId)?.pin ?? pin))
+        .bindPopup(() => this.content(this.markers.get(pin.objectId)?.pin ?? pin))
         .addTo(this.map);
       this.markers.set(pin.objectId, { marker, pin });
     }
