@@ -533,7 +533,7 @@ class WebClientTests(unittest.TestCase):
         try:
             self.ensure_logged_in()
             self.wait_for_markers(len(pins()))
-            for element_id in ["refresh", "add-pin", "log-out", "tab-map", "tab-list",
+            for element_id in ["refresh", "add-pin", "account-button", "log-out", "tab-map", "tab-list",
                                "time-moment", "time-slider", "time-play"]:
                 box = self.by_id(element_id).rect
                 self.assertTrue(self.by_id(element_id).is_displayed())
@@ -622,6 +622,14 @@ class WebClientTests(unittest.TestCase):
         self.by_id("history-close").click()
         self.show_tab("map")
         self.by_id("time-now").click()
+
+        self.by_id("account-button").click()
+        self.wait_for(lambda: self.visible("account-menu"))
+        self.assert_accessible("the account menu")
+        self.by_id("erase-account").click()
+        self.wait_for(lambda: self.visible("question-dialog"))
+        self.assert_accessible("the question before erasing")
+        self.by_id("question-no").click()
 
     def test_11_the_map_at_a_past_moment_shows_the_pins_of_that_moment_and_live_changes_wait(self):
         known = self.known_history()
@@ -735,6 +743,59 @@ class WebClientTests(unittest.TestCase):
         self.show_tab("map")
         self.by_id("time-now").click()
         self.wait_for_markers(len(pins()))
+
+    def test_14_erasing_the_account_asks_first_and_cancel_keeps_everything(self):
+        self.known_history()
+        self.driver.delete_all_cookies()
+        self.ensure_logged_in("kay@example.com")
+        self.wait_for_markers(len(pins()))
+        self.by_id("account-button").click()
+        self.wait_for(lambda: self.visible("account-menu"))
+        self.assertEqual(self.text("account-name"), "Logged in as Kay Mensah")
+        self.by_id("erase-account").click()
+        self.wait_for(lambda: self.visible("question-dialog"), message="erasing did not ask first")
+        self.assertEqual(self.text("question-title"), "Erase your account?")
+        question = self.text("question-text")
+        for words in ["Kay Mensah", "every pin you have posted", "every past moment", "cannot be undone"]:
+            self.assertIn(words, question)
+        self.assertEqual(self.driver.switch_to.active_element.get_attribute("id"), "question-no", "the safe answer is not focused")
+        self.screenshot("desktop-erase-question")
+        self.by_id("question-no").click()
+        self.wait_for(lambda: not self.visible("question-dialog"))
+        self.assertTrue(self.visible("app-view"))
+        status, _ = api("GET", "/v1/users/me", session=self.driver.get_cookie(SESSION_COOKIE)["value"])
+        self.assertEqual(status, 200, "the session ended though erasing was cancelled")
+        self.assertIn("Kay Mensah", [name(pin) for pin in pins()])
+        self.assertIn("Kay Mensah", self.marker_names())
+
+    def test_15_erasing_the_account_logs_out_and_its_pins_leave_the_map_now_and_then(self):
+        known = self.known_history()
+        self.driver.delete_all_cookies()
+        self.ensure_logged_in("kay@example.com")
+        self.wait_for_markers(len(pins()))
+        session = self.driver.get_cookie(SESSION_COOKIE)["value"]
+        self.by_id("account-button").click()
+        self.by_id("erase-account").click()
+        self.wait_for(lambda: self.visible("question-dialog"))
+        self.by_id("question-yes").click()
+        self.wait_for(lambda: self.visible("login-form"), message="erasing did not return to the login")
+        self.assertFalse(self.visible("app-view"))
+        self.assertEqual(self.text("login-message"), "Your account and your pin have been erased.")
+        self.assertFalse(self.visible("login-error"))
+        status, _ = api("GET", "/v1/users/me", session=session)
+        self.assertNotEqual(status, 200, "the session still works after erasing")
+
+        self.log_in_through_form("kay@example.com")
+        self.wait_for(lambda: self.text("login-error") == "Wrong email or password.", message="the erased account still logs in")
+        self.log_in_through_form("ada@example.com")
+        self.wait_for(lambda: self.visible("app-view"))
+        self.wait_for_markers(len(pins()))
+        self.assertNotIn("Kay Mensah", self.marker_names())
+        self.type_moment(known["after"][2])
+        self.wait_for_map_at(known["after"][2])
+        self.assertNotIn("Kay Mensah", self.marker_names(), "the erased student is still on the past map")
+        self.assertIn("Max Planck", self.marker_names(), "another student's past changed")
+        self.by_id("time-now").click()
 
 
 if __name__ == "__main__":

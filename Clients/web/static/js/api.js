@@ -72,6 +72,9 @@ export const signUp = (account) => request('POST', '/v1/accounts', { body: accou
 
 export const logOut = () => request('DELETE', '/v1/session', { prefixed: true });
 
+/** Erases the logged-in student's account and every pin of theirs, past and present; ends the session. */
+export const eraseAccount = () => request('DELETE', '/v1/accounts/me', { prefixed: true });
+
 /** The logged-in student: { key, firstName, lastName }. */
 export async function me() {
   const user = await request('GET', '/v1/users/me', { prefixed: true });

@@ -1,5 +1,6 @@
 // The page: the login (and sign-up) screen, then the map and list tabs under one top bar, kept current
 // by the live feed, or both showing the same past moment the time control chose.
+import { AccountMenu } from './account.js';
 import * as api from './api.js';
 import { dateTime, say, wait } from './format.js';
 import { HistoryView } from './history.js';
@@ -183,7 +184,8 @@ function startApp(student, prefetched) {
   }, 30000);
 }
 
-function showLogin(message = '') {
+/** Back to the login form, with an error or a message to show there. */
+function showLogin(error = '', message = '') {
   state.live?.stop();
   state.live = null;
   clearInterval(state.ageTimer);
@@ -196,7 +198,8 @@ function showLogin(message = '') {
   $('app-view').hidden = true;
   $('login-view').hidden = false;
   showSignUp(false);
-  say($('login-error'), message);
+  say($('login-error'), error);
+  say($('login-message'), message);
   $('login-password').value = '';
   $('login-email').focus();
 }
@@ -221,6 +224,7 @@ async function logIn(event) {
   const button = $('login-submit');
   button.disabled = true;
   say($('login-error'), '');
+  say($('login-message'), '');
   try {
     await api.logIn(email, password);
     await enter();
@@ -271,6 +275,16 @@ async function logOut() {
   }
 }
 
+/** After the account was erased: the login, saying what went with it. */
+function erased({ pins, pending }) {
+  const message = pending ? 'Your account has been erased and can no longer log in; your pins leave the map as soon as the server can finish.'
+    : pins === 0 ? 'Your account has been erased.'
+      : pins === 1 ? 'Your account and your pin have been erased.'
+        : Number.isInteger(pins) ? `Your account and your ${pins} pins have been erased.`
+          : 'Your account and your pins have been erased.';
+  showLogin('', message);
+}
+
 function wireTabs() {
   const tabs = ['map', 'list'];
   for (const name of tabs) {
@@ -307,6 +321,12 @@ function init() {
     const objectId = event.target.closest('.row-history')?.closest('li')?.dataset.objectId;
     const pin = objectId && state.shown.get(objectId);
     if (pin) state.history.open(pin);
+  });
+  new AccountMenu({
+    student: () => state.student,
+    onErased: erased,
+    onSessionEnded: () => showLogin('Your session has ended. Log in again.'),
+    onError: (message) => notice(message, 'account'),
   });
   $('refresh').addEventListener('click', () => loadPins());
   $('log-out').addEventListener('click', logOut);
