@@ -159,12 +159,12 @@ class WebClientTests(unittest.TestCase):
         sign_up("kay@example.com", "Kay", "Mensah")
         sign_up("max@example.com", "Max", "Planck")
         kay, max_ = log_in("kay@example.com"), log_in("max@example.com")
-        kay_pin = post_pin(kay, "Lima, Peru", f"{GATEWAY}/healthz?who=kay", -12.05, -77.04)
+        kay_pin = post_pin(kay, "Lima, Peru", "https://example.com/kay", -12.05, -77.04)
         time.sleep(1.1)
-        max_pin = post_pin(max_, "Nairobi, Kenya", f"{GATEWAY}/healthz?who=max", -1.29, 36.82)
+        max_pin = post_pin(max_, "Nairobi, Kenya", "https://example.com/max", -1.29, 36.82)
         time.sleep(1.1)
         status, answer = api("PUT", f"/v1/StudentLocation/{kay_pin}", {
-            "mapString": "Oslo, Norway", "mediaURL": f"{GATEWAY}/healthz?who=kay", "latitude": 59.91, "longitude": 10.75},
+            "mapString": "Oslo, Norway", "mediaURL": "https://example.com/kay", "latitude": 59.91, "longitude": 10.75},
             session=kay)
         assert status == 200, (status, answer)
         time.sleep(1.1)
@@ -714,7 +714,7 @@ class WebClientTests(unittest.TestCase):
         self.wait_for_markers(len(pins()))
         self.open_history_from_popup("Kay Mensah")
         self.assertEqual(self.text("history-title"), "History of Kay Mensah’s pin")
-        link = f"{GATEWAY}/healthz?who=kay"
+        link = "https://example.com/kay"
         entries = self.history_entries()
         self.assertEqual([(e["event"], e["what"]) for e in entries], [("posted", "Posted"), ("moved", "Moved")])
         self.assertEqual([milliseconds(e["at"]) for e in entries], [known["posted_kay"], known["moved_kay"]])
