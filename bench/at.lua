@@ -3,17 +3,7 @@
 local first, last = tonumber(os.getenv("AT_FIRST")), tonumber(os.getenv("AT_LAST"))
 local token = os.getenv("INTERNAL_TOKEN")
 
--- Each thread its own draw: `setup` sets the global `id` in each thread's state before it starts.
-local threads = 0
-
-function setup(thread)
-   threads = threads + 1
-   thread:set("id", threads)
-end
-
-function init(args)
-   math.randomseed(tonumber(os.getenv("AT_SEED") or "7") * 100 + id)
-end
+dofile("bench/threads.lua")
 
 request = function()
    local moment = first + math.random() * (last - first)

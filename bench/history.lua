@@ -4,17 +4,7 @@ local token = os.getenv("INTERNAL_TOKEN")
 local ids = {}
 for line in io.lines(os.getenv("HISTORY_IDS")) do ids[#ids + 1] = line end
 
--- Each thread its own draw: `setup` sets the global `id` in each thread's state before it starts.
-local threads = 0
-
-function setup(thread)
-   threads = threads + 1
-   thread:set("id", threads)
-end
-
-function init(args)
-   math.randomseed(tonumber(os.getenv("AT_SEED") or "7") * 100 + id)
-end
+dofile("bench/threads.lua")
 
 request = function()
    local pin = ids[math.random(#ids)]
