@@ -11,6 +11,23 @@ ensure_postgres_installed() {
     export PG_BIN
 }
 
+# ensure_ha_installed: the engines of the highly available topology (scripts/ha-up.sh), from Debian:
+# etcd, Patroni (and its etcd client), HAProxy; and a `postgres` user for Patroni to run PostgreSQL as.
+ensure_ha_installed() {
+    local missing=() pair
+    for pair in etcd=etcd-server patroni=patroni haproxy=haproxy; do
+        command -v "${pair%%=*}" >/dev/null || missing+=("${pair#*=}")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "installing ${missing[*]}..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+    fi
+}
+
 # ensure_leaflet_installed: Debian's libjs-leaflet, the web client's map, where the gateway looks for it
 # unless LEAFLET_DIR says otherwise.
 ensure_leaflet_installed() {

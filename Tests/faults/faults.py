@@ -20,7 +20,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -42,6 +41,8 @@ def free_port():
 
 
 LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib.sh")
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ha"))
+import topology  # noqa: E402  (the processes of ha/topology.py: started, killed and stopped the same way)
 
 
 def lib(function, *args, check=True):
@@ -81,55 +82,19 @@ class Cluster:
         return [line.split("|") for line in answer.stdout.splitlines() if line]
 
 
-class Service:
+class Service(topology.Service):
     """One real binary serving on a fixed loopback port, so it can be killed and started again there."""
 
     def __init__(self, binary, environment, folder, name):
-        self.binary, self.name = binary, name
-        self.port = free_port()
-        self.environment = dict(os.environ, INTERNAL_TOKEN=INTERNAL_TOKEN, LOG_LEVEL="warning", **environment)
-        self.log = open(os.path.join(folder, f"{name}.log"), "ab")
-        self.process = None
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, wait=True):
-        self.process = subprocess.Popen([self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-                                        env=self.environment, stdout=self.log, stderr=self.log)
-        if wait:
-            self.wait_ready()
-
-    def wait_ready(self, seconds=60):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                if request(self.port, "GET", "/readyz", timeout=1)[0] == 200:
-                    return
-            except OSError:
-                pass
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}")
-            time.sleep(0.05)
-        raise RuntimeError(f"{self.name} not ready after {seconds} s")
-
-    def kill9(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill9()
+        super().__init__(binary, name, "127.0.0.1", free_port(), dict(INTERNAL_TOKEN=INTERNAL_TOKEN, LOG_LEVEL="warning", **environment),
+                         folder)
 
 
-def request(port, method, path, body=None, headers=None, timeout=10):
-    """One HTTP exchange on its own connection: (status, headers, body bytes)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def request(address, method, path, body=None, headers=None, timeout=10):
+    """One HTTP exchange on its own connection to `address` (a port on 127.0.0.1, or a (host, port) pair):
+    (status, headers, body bytes)."""
+    host, port = address if isinstance(address, tuple) else ("127.0.0.1", address)
+    connection = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         payload = json.dumps(body).encode() if body is not None else None
         all_headers = {"Content-Type": "application/json"} if payload else {}
@@ -144,6 +109,20 @@ def request(port, method, path, body=None, headers=None, timeout=10):
 def session_answer(data):
     """The gateway's session answers carry the `)]}'` prefix that the apps strip."""
     return json.loads(data[5:] if data.startswith(b")]}'") else data)
+
+
+def sign_up_students(address, count):
+    """Signs up and logs in `count` students at the gateway at `address`: their session ids."""
+    sessions = []
+    for index in range(count):
+        email = f"student{index}-{uuid.uuid4().hex[:8]}@example.com"
+        status, _, body = request(address, "POST", "/v1/accounts",
+                                  {"email": email, "password": PASSWORD, "firstName": f"Student{index}", "lastName": "Tester"})
+        assert status == 201, f"sign-up answered {status}: {body[:200]}"
+        status, _, body = request(address, "POST", "/v1/session", {"udacity": {"username": email, "password": PASSWORD}})
+        assert status == 200, f"login answered {status}: {body[:200]}"
+        sessions.append(session_answer(body)["session"]["id"])
+    return sessions
 
 
 class Stack:
@@ -174,18 +153,7 @@ class Stack:
             gateway.start()
 
     def students(self, count):
-        """Signs up and logs in `count` students: their session ids."""
-        port = self.gateways[0].port
-        sessions = []
-        for index in range(count):
-            email = f"student{index}-{uuid.uuid4().hex[:8]}@example.com"
-            status, _, body = request(port, "POST", "/v1/accounts",
-                                      {"email": email, "password": PASSWORD, "firstName": f"Student{index}", "lastName": "Tester"})
-            assert status == 201, f"sign-up answered {status}: {body[:200]}"
-            status, _, body = request(port, "POST", "/v1/session", {"udacity": {"username": email, "password": PASSWORD}})
-            assert status == 200, f"login answered {status}: {body[:200]}"
-            sessions.append(session_answer(body)["session"]["id"])
-        return sessions
+        return sign_up_students(self.gateways[0].port, count)
 
     def stop(self):
         for service in self.gateways + [self.locations]:
@@ -204,7 +172,9 @@ class Outcomes:
 
     def record(self, started, seconds, kind, status, headers=None):
         with self.lock:
-            self.answers.append((started, seconds, kind, status, (headers or {}).get("Retry-After")))
+            # Header names are matched without regard to case, as HTTP has them (HAProxy sends them in lower case).
+            retry_after = next((value for name, value in (headers or {}).items() if name.lower() == "retry-after"), None)
+            self.answers.append((started, seconds, kind, status, retry_after))
 
     def statuses(self, kind=None, between=None):
         with self.lock:
@@ -329,13 +299,15 @@ class Checks:
             self.failures.append(message)
 
 
-def check_nothing_lost(stack, load, checks):
-    """Every acknowledged pin once in the log and in the read model; nothing that was never sent."""
+def check_nothing_lost(stack, load, checks, tag=None):
+    """Every acknowledged pin once in the log and in the read model; nothing that was never sent. With a
+    `tag`, only the pins posted under it are looked at (a database that outlives one load)."""
     outcomes = load.outcomes
     checks.expect(load.finish(), "every writer had its last pin acknowledged once the load stopped")
     acknowledged = dict(outcomes.acknowledged)
+    only_tag = f" AND data->>'mapString' LIKE '{tag} %'" if tag else ""
     rows = stack.cluster.sql("SELECT idempotency_key, count(*), min(stream_name) FROM locations.events "
-                             "WHERE event_type = 'LocationPosted' AND data->>'mapString' <> 'login check' GROUP BY 1")
+                             "WHERE event_type = 'LocationPosted' AND data->>'mapString' <> 'login check'" + only_tag + " GROUP BY 1")
     logged = {key: (int(count), stream) for key, count, stream in rows}
     doubled = [key for key, (count, _) in logged.items() if count != 1]
     missing = [key for key in acknowledged if key not in logged]
@@ -377,7 +349,7 @@ def scenario_kill_locations(args, folder, checks):
         deadline = time.monotonic() + args.seconds
         while time.monotonic() < deadline or kills < 3:
             time.sleep(2.5)
-            stack.locations.kill9()
+            stack.locations.kill()
             kills += 1
             time.sleep(0.3)
             began = time.monotonic()
@@ -406,7 +378,7 @@ def scenario_kill_gateway(args, folder, checks):
         while time.monotonic() < deadline or kills < 3:
             time.sleep(2.5)
             victim = stack.gateways[kills % 2]
-            victim.kill9()
+            victim.kill()
             kills += 1
             time.sleep(0.3)
             began = time.monotonic()

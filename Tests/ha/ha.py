@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""Failover under load: On The Map on three database hosts (etcd, Patroni, PostgreSQL with a synchronous
+standby), HAProxy, two gateways and two locations-services (ha/topology.py), with the faults an operator
+fears, one after the other on the same running system:
+
+  kill-primary   every process of the primary's host killed with SIGKILL: a standby is promoted and
+                 writes are acknowledged again within 15 s; meanwhile every answer is an honest 503 with
+                 Retry-After, never another 5xx or a hang. The host is started again and rejoins.
+  freeze-primary every process of the primary's host stopped with SIGSTOP (a machine that stops answering
+                 without closing its sockets), thawed once a new primary took over: never two primaries,
+                 and the old one rejoins as a standby of the new one (rewound where it must be).
+  kill-etcd      etcd's leader killed: nothing changes for clients (no 503 at all).
+  kill-replicas  a gateway replica and a locations-service replica killed: the others serve.
+
+Each runs under writers posting through the public door (either gateway) with an Idempotency-Key each,
+retried until acknowledged, readers, and live streams that reconnect with Last-Event-ID. After each: every
+acknowledged pin is in the log and the read model once, nothing doubled, every live stream got every pin,
+and `locations-service replay --verify` is clean on the primary of the moment.
+
+    ha.py --bin BIN_DIR --pg-bin PG_BIN [--folder DIR] [--results FILE] [scenario ...]
+
+Exit status 1 if any check fails; one line per check, and the figures as JSON in --results.
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "faults"), os.path.join(HERE, "..", "..", "ha")]
+import faults  # noqa: E402
+import topology  # noqa: E402
+
+# A promoted standby and writes acknowledged again, counted from the moment the primary's host died.
+FAILOVER_SECONDS = 15
+# No answer, even during a failover, takes longer: a statement's deadline is 2 s, a call to the other service 5 s.
+ANSWER_SECONDS = 8
+
+
+class Front:
+    """What faults.Load calls a gateway: here the public door, HAProxy, in front of both."""
+    port = (topology.LB, topology.GATEWAY_PORT)
+
+
+class HAStack:
+    """What faults.Load and faults.check_nothing_lost need of a running system."""
+
+    def __init__(self, system, args):
+        self.system, self.args, self.cluster = system, args, self
+        self.gateways = [Front()]
+        self.sessions = []
+
+    @property
+    def url(self):
+        return self.system.database_url
+
+    def sql(self, query):
+        return self.system.sql(query)
+
+    def students(self, count):
+        """The same students in every scenario: a gateway lets one address sign up only so many accounts an hour."""
+        if len(self.sessions) < count:
+            self.sessions += faults.sign_up_students(Front.port, count - len(self.sessions))
+        return self.sessions[:count]
+
+
+class Follower(threading.Thread):
+    """A live stream on the public door, read for as long as the scenario runs; each time it is cut, it
+    reconnects with the last id it got, as a browser's EventSource does. Keeps every pin posted it saw."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.posted, self.reconnects, self.last_id = set(), 0, None
+        self.stopping, self.opened = threading.Event(), threading.Event()
+
+    def run(self):
+        while not self.stopping.is_set():
+            connection = http.client.HTTPConnection(*Front.port, timeout=20)
+            try:
+                headers = {"Accept": "text/event-stream"}
+                if self.last_id:
+                    headers["Last-Event-ID"] = self.last_id
+                connection.request("GET", "/v1/StudentLocation/events", headers=headers)
+                answer = connection.getresponse()
+                if answer.status != 200:
+                    answer.read()
+                    raise OSError(f"live stream answered {answer.status}")
+                self.opened.set()
+                self.read(answer)
+            except (OSError, http.client.HTTPException):
+                pass
+            finally:
+                connection.close()
+            if not self.stopping.is_set():
+                self.reconnects += 1
+                time.sleep(0.5)
+
+    def read(self, answer):
+        event_id, kind = None, None
+        while not self.stopping.is_set():
+            line = answer.fp.readline()
+            if not line:
+                return
+            line = line.decode().rstrip("\r\n")
+            if line.startswith("id: "):
+                event_id = line[4:]
+            elif line.startswith("event: "):
+                kind = line[7:]
+            elif line.startswith("data: ") and kind == "LocationPosted":
+                self.posted.add(json.loads(line[6:]).get("objectId"))
+            elif line == "":
+                if event_id:
+                    self.last_id = event_id
+                event_id, kind = None, None
+
+
+class Run:
+    """One scenario's load: writers, readers and live streams on the public door."""
+
+    def __init__(self, stack, tag):
+        self.stack, self.tag = stack, tag
+        self.followers = [Follower() for _ in range(3)]
+        for follower in self.followers:
+            follower.start()
+        for follower in self.followers:
+            follower.opened.wait(30)
+        self.load = faults.Load(stack, writers=4, readers=2, tag=tag)
+
+    def answers_between(self, began, ended):
+        return self.load.outcomes.statuses(between=(began, ended))
+
+    def finish(self, checks):
+        """Stops the load and checks what every scenario checks."""
+        faults.check_nothing_lost(self.stack, self.load, checks, tag=self.tag)
+        faults.check_no_server_errors(self.load, checks)
+        slow = [a for a in self.load.outcomes.statuses() if a[1] > ANSWER_SECONDS]
+        checks.expect(not slow, f"every answer within {ANSWER_SECONDS} s ({len(slow)} slower; the slowest "
+                      f"{max((a[1] for a in self.load.outcomes.statuses()), default=0):.2f} s)")
+        acknowledged = {objectId for objectId, _ in self.load.outcomes.acknowledged.values()}
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(acknowledged - f.posted for f in self.followers):
+            time.sleep(0.2)
+        for follower in self.followers:
+            follower.stopping.set()
+        missed = [len(acknowledged - f.posted) for f in self.followers]
+        checks.figures["stream_reconnects"] = sum(f.reconnects for f in self.followers)
+        checks.expect(not any(missed), f"{len(self.followers)} live streams each got all {len(acknowledged)} pins "
+                      f"(reconnecting {checks.figures['stream_reconnects']} times; missed {missed})")
+
+
+def primary_lost(system, stack, checks, fault):
+    """The primary's host is lost (`fault` does it and returns a function that brings it back): the figures of
+    the failover, and the host back as a standby of the new primary."""
+    old = system.wait_for_replication()
+    run = Run(stack, checks.name)
+    time.sleep(3)
+    went = time.monotonic()
+    restore = fault(old)
+    promoted, primaries = None, set()
+    while time.monotonic() < went + 60:
+        leader = system.leader()
+        if leader is not None and leader is not old:
+            promoted = time.monotonic() - went
+            break
+        time.sleep(0.2)
+    recovered = faults.seconds_until_a_write_is_acknowledged(run.load, after=went, limit=60)
+    new = system.leader()
+    during = run.answers_between(went, went + (recovered or 60))
+    refused = [a for a in during if a[3] == 503]
+    checks.figures.update(promoted_seconds=promoted and round(promoted, 2), first_write_seconds=recovered and round(recovered, 2),
+                          requests_during=len(during), answered_503=len(refused),
+                          unanswered_during=len([a for a in during if a[3] is None]))
+    checks.expect(new is not None and new is not old, f"{new and new.name} promoted in place of {old.name} "
+                  f"({checks.figures['promoted_seconds']} s after the fault)")
+    checks.expect(recovered is not None and recovered <= FAILOVER_SECONDS,
+                  f"writes acknowledged again {checks.figures['first_write_seconds']} s after the fault (≤ {FAILOVER_SECONDS} s); "
+                  f"{len(refused)} of {len(during)} answers meanwhile were 503")
+    time.sleep(2)
+    began = time.monotonic()
+    primaries = restore(old, new)
+    system.wait_for_replication(seconds=120)
+    def following():
+        state, leading = old.state() or {}, new.state() or {}
+        return state.get("role") == "replica" and state.get("state") == "running" and state.get("timeline") == leading.get("timeline")
+    system.wait_until(following, 60, f"{old.name} a standby on {new.name}'s timeline")
+    rejoined = time.monotonic() - began
+    checks.figures.update(rejoined_seconds=round(rejoined, 2), timeline=(new.state() or {}).get("timeline"))
+    checks.expect(system.leader() is new, f"{old.name} back as a standby of {new.name}, on its timeline {checks.figures['timeline']}, "
+                  f"{rejoined:.1f} s after it was brought back")
+    if primaries is not None:
+        checks.figures["most_primaries_at_once"] = primaries
+        checks.expect(primaries == 1, f"never two primaries: at most {primaries} host(s) answered /primary at once")
+    time.sleep(2)
+    run.finish(checks)
+
+
+def scenario_kill_primary(system, stack, checks):
+    def kill(node):
+        node.kill()
+
+        def restart(old, new):
+            old.start()
+        return restart
+    primary_lost(system, stack, checks, kill)
+
+
+def scenario_freeze_primary(system, stack, checks):
+    def freeze(node):
+        node.freeze()
+
+        def thaw(old, new):
+            watch = PrimaryWatch(system)
+            old.thaw()
+            time.sleep(0.5)
+            topology.Topology.wait_until(lambda: (old.state() or {}).get("role") == "replica", 120, f"{old.name} a standby")
+            return watch.stop()
+        return thaw
+    primary_lost(system, stack, checks, freeze)
+
+
+class PrimaryWatch(threading.Thread):
+    """Asks every host's Patroni whether it is the primary (what HAProxy routes by), five times a second, and
+    keeps the most that said yes at once."""
+
+    def __init__(self, system):
+        super().__init__(daemon=True)
+        self.system, self.most, self.stopping = system, 0, threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.stopping.is_set():
+            answers = [topology.get_json(f"{node.api}/primary", timeout=0.5)[0] for node in self.system.nodes]
+            self.most = max(self.most, answers.count(200))
+            time.sleep(0.2)
+
+    def stop(self):
+        self.stopping.set()
+        self.join()
+        return self.most
+
+
+def scenario_kill_etcd(system, stack, checks):
+    system.wait_for_replication()
+    run = Run(stack, checks.name)
+    time.sleep(2)
+    primary = system.leader()
+    # etcd's leader, the worst one to lose: the others elect a new one before they answer again.
+    victim = next((member for member in system.etcd if member.is_leader()), system.etcd[0])
+    went = time.monotonic()
+    victim.kill()
+    time.sleep(8)
+    ended = time.monotonic()
+    victim.start()
+    during = run.answers_between(went, ended)
+    refused = [a for a in during if a[3] not in (200, 201)]
+    checks.figures.update(requests_during=len(during), answered_503=len(refused))
+    checks.expect(system.leader() is primary, f"the primary stayed on {primary.name}")
+    checks.expect(len(during) > 0 and not refused,
+                  f"etcd's leader {victim.name} killed for 8 s: {len(during)} answers, all 200 or 201 ({len(refused)} otherwise)")
+    time.sleep(2)
+    run.finish(checks)
+
+
+def scenario_kill_replicas(system, stack, checks):
+    system.wait_for_replication()
+    run = Run(stack, checks.name)
+    time.sleep(2)
+    went = time.monotonic()
+    gateway, locations = system.gateways[0], system.locations[1]
+    gateway.kill()
+    locations.kill()
+    time.sleep(6)
+    ended = time.monotonic()
+    during = run.answers_between(went, ended)
+    acknowledged = [a for a in run.load.outcomes.statuses("write") if went + 2 <= a[0] + a[1] <= ended and a[3] in (200, 201)]
+    refused = [a for a in during if a[3] == 503]
+    checks.figures.update(requests_during=len(during), answered_503=len(refused), acknowledged_during=len(acknowledged))
+    checks.expect(len(acknowledged) > 0, f"with {gateway.name} and {locations.name} dead, the others acknowledged "
+                  f"{len(acknowledged)} writes ({len(refused)} of {len(during)} answers were 503, "
+                  f"those in flight on the dead ones)")
+    gateway.start()
+    locations.start()
+    time.sleep(2)
+    run.finish(checks)
+
+
+SCENARIOS = {
+    "kill-primary": scenario_kill_primary,
+    "freeze-primary": scenario_freeze_primary,
+    "kill-etcd": scenario_kill_etcd,
+    "kill-replicas": scenario_kill_replicas,
+}
+
+
+def replay_verify(system, args, checks):
+    verify = subprocess.run([os.path.join(args.bin, "locations-service"), "replay", "--verify"],
+                            env=dict(os.environ, DATABASE_URL=system.database_url, LOG_LEVEL="warning"),
+                            capture_output=True, text=True)
+    checks.expect(verify.returncode == 0, "replay --verify on the primary of the moment finds the read model equal to the log")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True, help="folder with locations-service and auth-gateway")
+    parser.add_argument("--pg-bin", required=True, help="PostgreSQL's programs")
+    parser.add_argument("--folder", help="data and logs (a new temporary folder by default, removed if all pass)")
+    parser.add_argument("--results", help="write the figures of every scenario here, as JSON")
+    parser.add_argument("scenarios", nargs="*", help="the scenarios to run, in this order (all by default)")
+    args = parser.parse_args()
+    unknown = [name for name in args.scenarios if name not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenario {', '.join(unknown)}; one of {', '.join(SCENARIOS)}")
+    folder = args.folder or tempfile.mkdtemp(prefix="onthemap-ha-")
+    # The writers post as fast as they can: neither the write limit nor the cap on one student's pins may refuse them.
+    system = topology.Topology(folder, args.bin, args.pg_bin,
+                               environment=dict(LOG_LEVEL="warning", WRITE_BURST=str(10**6), PINS_PER_STUDENT=str(10**6)))
+    stack = HAStack(system, args)
+    results, failed = {}, []
+    began = time.monotonic()
+    try:
+        system.start(log=lambda line: print(line, flush=True))
+        results["bring_up_seconds"] = round(time.monotonic() - began, 1)
+        for name in args.scenarios or list(SCENARIOS):
+            print(f"{name}:", flush=True)
+            checks = faults.Checks(name)
+            started = time.monotonic()
+            try:
+                SCENARIOS[name](system, stack, checks)
+                replay_verify(system, args, checks)
+            except Exception as error:  # a harness failure fails the scenario, with what happened
+                checks.expect(False, f"the scenario ran to its end ({type(error).__name__}: {error})")
+            checks.figures["seconds"] = round(time.monotonic() - started, 1)
+            results[name] = {"passed": not checks.failures, **checks.figures}
+            if checks.failures:
+                failed.append(name)
+    except Exception as error:
+        failed.append(f"bring-up ({type(error).__name__}: {error})")
+    finally:
+        system.stop()
+    if args.results:
+        with open(args.results, "w") as handle:
+            json.dump(results, handle, indent=2)
+    if failed:
+        for log in sorted(os.listdir(folder)):
+            if log.endswith(".log"):
+                print(f"--- {log} (last lines)\n" + open(os.path.join(folder, log), errors="replace").read()[-3000:])
+    elif not args.folder:
+        shutil.rmtree(folder, ignore_errors=True)
+    print("ha: " + (f"FAILED {', '.join(failed)}" if failed else f"all {len(results) - 1} scenarios passed"))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

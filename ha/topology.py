@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""On The Map across three database hosts, two gateways and two locations-services, on one machine.
+
+Each simulated host has its own loopback address, as a real one has its own network address:
+
+    127.0.0.10        HAProxy: the public door (:8080), locations-service for the gateways (:8081),
+                      the PostgreSQL primary (:5432), a standby (:5433), its statistics page (:7000)
+    127.0.0.11 .. 13  a database host each: Patroni (:8008) running PostgreSQL 15 (:5432), the primary
+                      or a synchronous or asynchronous standby
+    127.0.0.41 .. 43  an etcd member each (:2379, :2380), where Patroni keeps its leader lock
+    127.0.0.21, .22   auth-gateway replicas (:8080)
+    127.0.0.31, .32   locations-service replicas (:8081)
+
+The configuration files in this folder are what each real host carries (README, "High availability");
+this module fills in the addresses, the folders and the passwords, and starts the processes. It is used by
+scripts/ha-up.sh (`topology.py up`) and by the failover tests (Tests/ha/ha.py), which kill and freeze the
+processes of one host at a time.
+"""
+import argparse
+import json
+import os
+import secrets
+import signal
+import string
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PREFIX = os.environ.get("HA_ADDRESS_PREFIX", "127.0.0")
+LB = f"{PREFIX}.10"
+NODES = [(f"db{index}", f"{PREFIX}.{10 + index}") for index in (1, 2, 3)]
+ETCD = [(f"etcd{index}", f"{PREFIX}.{40 + index}") for index in (1, 2, 3)]
+GATEWAYS = [f"{PREFIX}.21", f"{PREFIX}.22"]
+LOCATIONS = [f"{PREFIX}.31", f"{PREFIX}.32"]
+GATEWAY_PORT, LOCATIONS_PORT = 8080, 8081
+
+
+def render(template, values, target):
+    """`template` (a file of this folder) with each ${NAME} filled in, written to `target`."""
+    text = string.Template((HERE / template).read_text()).substitute(values)
+    Path(target).write_text(text)
+    return target
+
+
+def descendants(pids):
+    """`pids` and every process below them, from /proc."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rpartition(") ")[2].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, waiting = [], list(pids)
+    while waiting:
+        pid = waiting.pop()
+        if pid not in found:
+            found.append(pid)
+            waiting.extend(children.get(pid, []))
+    return found
+
+
+def signal_all(pids, number):
+    for pid in pids:
+        try:
+            os.kill(pid, number)
+        except ProcessLookupError:
+            pass
+
+
+def get_json(url, timeout=1.0):
+    """(status, JSON body) of a GET, or (None, None) when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as error:
+        try:
+            return error.code, json.loads(error.read() or b"null")
+        except ValueError:
+            return error.code, None
+    except (OSError, ValueError):
+        return None, None
+
+
+def as_postgres_user(command):
+    """PostgreSQL refuses to run as root: as root, Patroni (and the server it starts) runs as `postgres`."""
+    if os.getuid() != 0:
+        return command
+    return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + command
+
+
+class EtcdMember:
+    """One member of the etcd cluster, on a host of its own."""
+
+    def __init__(self, topology, name, address):
+        self.topology, self.name, self.address = topology, name, address
+        self.folder = topology.folder / name
+        self.process = None
+        self.log = open(topology.folder / f"{name}.log", "ab")
+
+    def configure(self):
+        self.folder.mkdir(mode=0o700, exist_ok=True)
+        render("etcd.yml", dict(self.topology.values, NAME=self.name, ADDRESS=self.address, DATA_DIR=self.folder / "data"),
+               self.folder / "etcd.yml")
+
+    def start(self):
+        self.process = subprocess.Popen(["etcd", "--config-file", str(self.folder / "etcd.yml")], stdout=self.log, stderr=self.log,
+                                        start_new_session=True)
+
+    def is_leader(self):
+        """Whether this member leads the etcd cluster now (its v3 API's maintenance status)."""
+        request = urllib.request.Request(f"http://{self.address}:2379/v3/maintenance/status", data=b"{}", method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=1) as answer:
+                status = json.loads(answer.read())
+            return status.get("leader") == status.get("header", {}).get("member_id")
+        except (OSError, ValueError):
+            return False
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(30)
+
+
+class Node:
+    """One database host: Patroni, which runs PostgreSQL there."""
+
+    def __init__(self, topology, name, address):
+        self.topology, self.name, self.address = topology, name, address
+        self.folder = topology.folder / name  # the postgres user's: PostgreSQL's data, Patroni's files
+        self.patroni = None
+        self.frozen = []
+        self.log = open(topology.folder / f"{name}.log", "ab")
+
+    @property
+    def api(self):
+        return f"http://{self.address}:8008"
+
+    def configure(self):
+        self.folder.mkdir(mode=0o700, exist_ok=True)
+        render("patroni.yml", dict(self.topology.values, NAME=self.name, ADDRESS=self.address, DATA_DIR=self.folder),
+               self.folder / "patroni.yml")
+        os.chmod(self.folder / "patroni.yml", 0o600)
+        if os.getuid() == 0:
+            subprocess.run(["chown", "-R", "postgres:postgres", str(self.folder)], check=True)
+
+    def start(self):
+        self.patroni = subprocess.Popen(as_postgres_user(["patroni", str(self.folder / "patroni.yml")]),
+                                        stdout=self.log, stderr=self.log, env=dict(os.environ, HOME=str(self.folder)),
+                                        start_new_session=True)
+
+    def postmaster(self):
+        """The PostgreSQL server's process id; Patroni starts it in a session of its own, so that it outlives Patroni."""
+        try:
+            return int((self.folder / "postgres" / "postmaster.pid").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def processes(self):
+        """Every process of this host (the server first, so that it forks no more once stopped)."""
+        roots = [pid for pid in (self.postmaster(),) if pid]
+        if self.patroni and self.patroni.poll() is None:
+            roots.append(self.patroni.pid)
+        return descendants(roots)
+
+    def kill(self):
+        """The host dies: SIGKILL to every process of it, at once."""
+        for _ in range(3):  # a process forked while the others died
+            signal_all(self.processes(), signal.SIGKILL)
+            time.sleep(0.1)
+        self.patroni.wait()
+
+    def freeze(self):
+        """The host stops answering without closing a socket: SIGSTOP to every process of it."""
+        self.frozen = self.processes()
+        signal_all(self.frozen, signal.SIGSTOP)
+
+    def thaw(self):
+        signal_all(self.frozen, signal.SIGCONT)
+
+    def state(self):
+        """What this host's Patroni says of itself: role (primary, replica), state, timeline; None if it does not answer."""
+        return get_json(f"{self.api}/patroni")[1]
+
+    def stop(self):
+        if self.patroni and self.patroni.poll() is None:
+            self.patroni.terminate()
+            try:
+                self.patroni.wait(30)
+            except subprocess.TimeoutExpired:
+                signal_all(self.processes(), signal.SIGKILL)
+
+
+class Service:
+    """One replica of a service on its own address."""
+
+    def __init__(self, binary, name, address, port, environment, folder):
+        self.binary, self.name, self.address, self.port = binary, name, address, port
+        self.environment = dict(os.environ, **environment)
+        self.log = open(Path(folder) / f"{name}.log", "ab")
+        self.process = None
+
+    @property
+    def url(self):
+        return f"http://{self.address}:{self.port}"
+
+    def start(self, wait=True):
+        self.process = subprocess.Popen([self.binary, "serve", "--host", self.address, "--port", str(self.port)],
+                                        env=self.environment, stdout=self.log, stderr=self.log, start_new_session=True)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, seconds=60):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if get_json(f"{self.url}/readyz")[0] == 200:
+                return
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log.name}")
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.name} not ready after {seconds} s; see {self.log.name}")
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Topology:
+    """Everything above, its files in `folder` (made if missing: data, logs, the rendered configuration)."""
+
+    def __init__(self, folder, binaries, pg_bin, environment=None):
+        self.folder = Path(folder).resolve()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.folder, 0o755)  # the postgres user reaches its own folders inside
+        self.binaries, self.pg_bin = Path(binaries), pg_bin
+        secrets_file = self.folder / "secrets.json"
+        if not secrets_file.exists():
+            secrets_file.write_text(json.dumps({name: secrets.token_urlsafe(24) for name in
+                                                ("superuser", "replication", "onthemap", "internal_token")}))
+            os.chmod(secrets_file, 0o600)
+        self.secrets = json.loads(secrets_file.read_text())
+        self.values = dict(
+            ETCD_CLUSTER=",".join(f"{name}=http://{address}:2380" for name, address in ETCD),
+            ETCD_HOSTS=",".join(f"{address}:2379" for _, address in ETCD),
+            PG_BIN=pg_bin, NETWORK=f"{PREFIX}.0/24", SUPERUSER_PASSWORD=self.secrets["superuser"],
+            REPLICATION_PASSWORD=self.secrets["replication"], LB=LB, HA_DIR=HERE,
+            GATEWAY_PORT=GATEWAY_PORT, LOCATIONS_PORT=LOCATIONS_PORT,
+            GATEWAY1=GATEWAYS[0], GATEWAY2=GATEWAYS[1], LOCATIONS1=LOCATIONS[0], LOCATIONS2=LOCATIONS[1],
+            **{f"NODE{index + 1}": name for index, (name, _) in enumerate(NODES)},
+            **{f"ADDRESS{index + 1}": address for index, (_, address) in enumerate(NODES)})
+        self.nodes = [Node(self, name, address) for name, address in NODES]
+        self.etcd = [EtcdMember(self, name, address) for name, address in ETCD]
+        self.haproxy = None
+        self.haproxy_log = open(self.folder / "haproxy.log", "ab")
+        shared = dict(DATABASE_URL=self.database_url, INTERNAL_TOKEN=self.secrets["internal_token"], **(environment or {}))
+        self.locations = [Service(str(self.binaries / "locations-service"), f"locations-{index + 1}", address,
+                                  LOCATIONS_PORT, shared, self.folder) for index, address in enumerate(LOCATIONS)]
+        self.gateways = [Service(str(self.binaries / "auth-gateway"), f"gateway-{index + 1}", address, GATEWAY_PORT,
+                                 dict(shared, LOCATIONS_URL=f"http://{LB}:{LOCATIONS_PORT}", TRUSTED_PROXIES=LB), self.folder)
+                         for index, address in enumerate(GATEWAYS)]
+
+    @property
+    def database_url(self):
+        return f"postgres://onthemap:{self.secrets['onthemap']}@{LB}:5432/onthemap"
+
+    @property
+    def public_url(self):
+        return f"http://{LB}:{GATEWAY_PORT}"
+
+    def start(self, log=print):
+        """From nothing (or from the data of an earlier run) to On The Map answering at `public_url`."""
+        for host in self.etcd + self.nodes:
+            host.configure()
+        render("haproxy.cfg", self.values, self.folder / "haproxy.cfg")
+        log("starting etcd on three hosts, and Patroni on three database hosts...")
+        for host in self.etcd + self.nodes:
+            host.start()
+        self.haproxy = subprocess.Popen(["haproxy", "-db", "-f", str(self.folder / "haproxy.cfg")],
+                                        stdout=self.haproxy_log, stderr=self.haproxy_log, start_new_session=True)
+        leader = self.wait_for_replication(seconds=180)
+        log(f"PostgreSQL: {leader.name} is the primary, the others stream from it")
+        self.create_database()
+        for binary in ("locations-service", "auth-gateway"):
+            subprocess.run([str(self.binaries / binary), "migrate"], check=True, env=self.locations[0].environment,
+                           stdout=subprocess.DEVNULL)
+        for service in self.locations + self.gateways:
+            service.start(wait=False)
+        for service in self.locations + self.gateways:
+            service.wait_ready()
+        self.wait_until(lambda: get_json(f"{self.public_url}/readyz")[0] == 200, 30, "the public door answers")
+
+    def cluster(self):
+        """Patroni's view of the cluster (GET /cluster) from the first host that answers: its members."""
+        for node in self.nodes:
+            status, body = get_json(f"{node.api}/cluster")
+            if status == 200 and body:
+                return body.get("members", [])
+        return []
+
+    def leader(self):
+        """The host whose Patroni says it runs the primary and holds the lock; None between two."""
+        for node in self.nodes:
+            if get_json(f"{node.api}/primary")[0] == 200:
+                return node
+        return None
+
+    def wait_for_replication(self, seconds=120):
+        """Waits for a primary with a synchronous standby and every other host streaming from it."""
+        def ready():
+            members = self.cluster()
+            roles = sorted(member.get("role") for member in members if member.get("state") in ("running", "streaming"))
+            return len(members) == 3 and roles == ["leader", "replica", "sync_standby"] and self.leader() is not None
+        self.wait_until(ready, seconds, "three database hosts, a primary and a synchronous standby")
+        return self.leader()
+
+    @staticmethod
+    def wait_until(condition, seconds, what):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            time.sleep(0.25)
+        raise RuntimeError(f"not reached within {seconds} s: {what}")
+
+    def psql(self, sql, user="postgres", database="postgres", port=5432):
+        password = self.secrets["superuser" if user == "postgres" else user]
+        answer = subprocess.run([f"{self.pg_bin}/psql", "-X", "-At", "-h", LB, "-p", str(port), "-U", user, "-d", database,
+                                 "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, capture_output=True, text=True,
+                                env=dict(os.environ, PGPASSWORD=password, PGCONNECT_TIMEOUT="5"))
+        return [line.split("|") for line in answer.stdout.splitlines() if line]
+
+    def sql(self, query):
+        """Rows of a query on the primary, as the services' own user."""
+        return self.psql(query, user="onthemap", database="onthemap")
+
+    def create_database(self):
+        """The services' user and database, once, on the primary (the standbys replicate them)."""
+        password = self.secrets["onthemap"].replace("'", "''")
+        if not self.psql("SELECT 1 FROM pg_roles WHERE rolname = 'onthemap'"):
+            self.psql(f"CREATE ROLE onthemap LOGIN PASSWORD '{password}'")
+        if not self.psql("SELECT 1 FROM pg_database WHERE datname = 'onthemap'"):
+            self.psql("CREATE DATABASE onthemap OWNER onthemap")
+
+    def stop(self):
+        for service in self.gateways + self.locations:
+            service.stop()
+        if self.haproxy and self.haproxy.poll() is None:
+            self.haproxy.terminate()
+            self.haproxy.wait(10)
+        for node in self.nodes:
+            if node.patroni and node.patroni.poll() is None:
+                node.patroni.terminate()  # all three at once: one by one, each would fail over to the next
+        for host in self.nodes + self.etcd:
+            host.stop()
+
+
+def interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def up(arguments):
+    topology = Topology(arguments.folder, arguments.bin, arguments.pg_bin)
+    # Every process started here runs in a session of its own, so that Ctrl-C reaches this program alone,
+    # which stops them in order: the services, then PostgreSQL on all three hosts at once, then etcd.
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, interrupt)
+    try:
+        topology.start()
+        members = ", ".join(f"{member['name']} {member['role']}" for member in topology.cluster())
+        print(f"""
+On The Map is up on three database hosts ({members}).
+  clients            {topology.public_url}   (either gateway: {', '.join(s.url for s in topology.gateways)})
+  locations-service  http://{LB}:{LOCATIONS_PORT}   (internal: {', '.join(s.url for s in topology.locations)})
+  PostgreSQL         postgres://onthemap@{LB}:5432/onthemap, the primary; :5433 a standby (passwords in {topology.folder}/secrets.json)
+  HAProxy            http://{LB}:7000/   (which host is up, which is the primary)
+  Patroni            patronictl -c {topology.nodes[0].folder}/patroni.yml list
+Logs and data are in {topology.folder}. Press Ctrl-C to stop.""", flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        print("stopping...", flush=True)
+        topology.stop()
+        print("stopped")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["up"])
+    parser.add_argument("--folder", required=True, help="data, logs and the rendered configuration")
+    parser.add_argument("--bin", required=True, help="folder with locations-service and auth-gateway")
+    parser.add_argument("--pg-bin", required=True, help="PostgreSQL's programs (initdb, pg_ctl, psql)")
+    up(parser.parse_args())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
