@@ -102,22 +102,25 @@ class Follower(threading.Thread):
                 time.sleep(0.5)
 
     def read(self, answer):
-        event_id, kind = None, None
+        """Reads events until the stream ends; an event counts once its blank line came, as EventSource has it."""
+        event_id = kind = data = None
         while not self.stopping.is_set():
             line = answer.fp.readline()
-            if not line:
-                return
+            if not line.endswith(b"\n"):
+                return  # the stream ended, perhaps in the middle of an event, which is dropped
             line = line.decode().rstrip("\r\n")
             if line.startswith("id: "):
                 event_id = line[4:]
             elif line.startswith("event: "):
                 kind = line[7:]
-            elif line.startswith("data: ") and kind == "LocationPosted":
-                self.posted.add(json.loads(line[6:]).get("objectId"))
+            elif line.startswith("data: "):
+                data = line[6:]
             elif line == "":
+                if kind == "LocationPosted" and data:
+                    self.posted.add(json.loads(data).get("objectId"))
                 if event_id:
                     self.last_id = event_id
-                event_id, kind = None, None
+                event_id = kind = data = None
 
 
 class Run:
