@@ -22,6 +22,12 @@ public final class ProcessExit: Sendable {
 
 /// What a child process writes to a pipe, kept as it arrives, so that a test waits for a text on the write
 /// that brings it. Give `pipe` to the process as its standard output or error.
+///
+/// A thread of its own reads the pipe until the end, blocking in `read`. `FileHandle.readabilityHandler`
+/// would watch it with a libdispatch read source instead, and on Linux setting up and tearing down many such
+/// sources from several threads at once (tests in parallel, each with its processes) corrupts libdispatch's
+/// epoll bookkeeping: its manager thread crashed the test process with SIGSEGV in `_dispatch_event_loop_drain`
+/// (swift-corelibs-libdispatch issue 949).
 public final class CapturedOutput: Sendable {
     private struct Written {
         var bytes = Data()
@@ -33,13 +39,13 @@ public final class CapturedOutput: Sendable {
     public let pipe = Pipe()
 
     public init() {
-        pipe.fileHandleForReading.readabilityHandler = { [written] handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil }
-            written.update { written in
-                if chunk.isEmpty { written.ended = true } else { written.bytes.append(chunk) }
+        let reading = pipe.fileHandleForReading
+        Thread { [written] in
+            while case let chunk = reading.availableData, !chunk.isEmpty {
+                written.update { $0.bytes.append(chunk) }
             }
-        }
+            written.update { $0.ended = true }
+        }.start()
     }
 
     public var text: String { String(decoding: written.value.bytes, as: UTF8.self) }
