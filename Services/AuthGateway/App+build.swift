@@ -202,7 +202,7 @@ struct GatewayParts {
             limit: WriteLimit(allowances: stores.writeAllowances, policy: configuration.writeLimit, clock: clock),
             trustedProxies: configuration.limits.trustedProxies)
         events = EventsController(feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies)
-        erasures = Erasures(accounts: accounts, locations: locations, latest: latest, logger: logger)
+        erasures = Erasures(accounts: accounts, sessions: sessions, locations: locations, latest: latest, logger: logger)
     }
 }
 

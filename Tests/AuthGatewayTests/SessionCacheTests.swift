@@ -42,6 +42,17 @@ import Testing
         #expect(cache.account(tokenHash: "b") == nil, "held 60 s: asked of the table again, in case a revocation went unheard")
     }
 
+    @Test func anAccountsSessionsEndedHereAreDroppedAtOnceAndALookupRacingThatIsNotKept() {
+        let cache = listeningCache(holding: [("a1", ada), ("a2", ada), ("b", bob)])
+        let generation = cache.generation
+        cache.forget(accountKey: ada.key)
+        #expect(cache.account(tokenHash: "a1") == nil)
+        #expect(cache.account(tokenHash: "a2") == nil)
+        #expect(cache.account(tokenHash: "b") == bob)
+        cache.store(ada, expiresAt: later, tokenHash: "a1", readAt: generation)
+        #expect(cache.account(tokenHash: "a1") == nil, "read from the table before the sessions ended")
+    }
+
     @Test func onceCheckedTheRevokedAreDroppedAndTheLiveKeptWithTheirAccountsAsTheyAreNow() {
         let cache = listeningCache(holding: [("a", ada), ("b", bob)])
         cache.setListening(false)

@@ -23,6 +23,7 @@ final class Erasures: Service, Sendable {
     }
 
     private let accounts: any AccountStore
+    private let sessions: Sessions
     private let locations: LocationsClient
     /// This replica's copy of the list, dropped once pins are erased (as after a write); other replicas
     /// drop theirs when their live feed sees the log move.
@@ -32,11 +33,12 @@ final class Erasures: Service, Sendable {
     private let clock: any Clock<Duration>
 
     init(
-        accounts: any AccountStore, locations: LocationsClient, latest: LatestListCache, logger: Logger,
+        accounts: any AccountStore, sessions: Sessions, locations: LocationsClient, latest: LatestListCache, logger: Logger,
         retryInterval: Duration = .seconds(5),
         clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.accounts = accounts
+        self.sessions = sessions
         self.locations = locations
         self.latest = latest
         self.logger = logger
@@ -46,6 +48,9 @@ final class Erasures: Service, Sendable {
 
     func erase(_ account: Account, requestID: String) async throws -> Outcome {
         try await accounts.beginErasure(key: account.key)
+        // This replica's copy of the sessions goes before anything else is done: the one asking, told its
+        // session is over, would otherwise find it live here until the announcement came back.
+        sessions.sessionsEnded(accountKey: account.key)
         do {
             return .erased(pins: try await finish(account.key, requestID: requestID))
         } catch GatewayError.locationsUnavailable {

@@ -107,6 +107,12 @@ struct Sessions: Sendable {
 
     static let revocationEchoWait = Duration.seconds(1)
 
+    /// Every session of the account was ended in the database (an erasure): this replica stops honouring them
+    /// at once; the others when the announcement of it reaches them.
+    func sessionsEnded(accountKey: String) {
+        cache.forget(accountKey: accountKey)
+    }
+
     /// The replica's `LISTEN` connection came or went. Once it is back, the sessions held through the time
     /// nobody listened are checked against the table (a revocation may have been missed); until then, and
     /// if the check fails, they are served as they were, for at most the cache's `maximumAge`.

@@ -135,6 +135,14 @@ final class SessionCache: Sendable {
         }
     }
 
+    /// Drops every session of one account at once, before the announcement that ended them comes back.
+    func forget(accountKey: String) {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries = state.entries.filter { $0.value.account.key != accountKey }
+        }
+    }
+
     /// Whether this replica hears announcements now. Losing them leaves every entry held unconfirmed.
     func setListening(_ listening: Bool) {
         let unheard = state.withLock { state -> [CheckedContinuation<Void, Never>] in
