@@ -22,12 +22,13 @@ public func withPostgresClient<T: Sendable>(
 }
 
 extension PSQLError {
-    /// The server cannot serve now, rather than an error about the statement: it is unreachable, or out
-    /// of a resource it needs.
+    /// The server cannot serve now, rather than an error about the statement: it is unreachable, out of a
+    /// resource it needs, or not the primary any more.
     public var isOutage: Bool {
         guard let state = serverInfo?[.sqlState] else { return true }
         // 08: connection exceptions; 53: insufficient resources (disk full, out of memory, too many
-        // connections); 57P01-57P03: the server is shutting down or starting up.
-        return state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03"].contains(state)
+        // connections); 57P01-57P03: the server is shutting down or starting up; 25006: it refuses every
+        // change (a standby a connection reached during a failover, a primary Patroni is demoting).
+        return state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "25006"].contains(state)
     }
 }

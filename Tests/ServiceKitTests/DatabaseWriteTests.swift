@@ -43,4 +43,21 @@ import Testing
             #expect(try stored.map { try $0.decode(Int.self) } == [1])
         }
     }
+
+    @Test func aDatabaseThatCannotWriteNowIsAnOutageAndAFaultyStatementIsNot() async throws {
+        let test = try await TestDatabase.create()
+        try await withPostgresClient(try test.databaseURL, logger: TestDatabase.logger) { client in
+            let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
+            try await client.query("CREATE TABLE notes (id int)", logger: TestDatabase.logger)
+            let faulty = await #expect(throws: (any Error).self) { try await database.write("INSERT INTO notes VALUES (1 / 0)") }
+            #expect(faulty.map(Database.isOutage) == false, "a fault in the statement is no outage: trying again would not help")
+            // What a connection finds on a standby reached during a failover, or on a primary being demoted.
+            try await client.query("ALTER DATABASE \(unescaped: test.name) SET default_transaction_read_only = on", logger: TestDatabase.logger)
+        }
+        try await withPostgresClient(try test.databaseURL, logger: TestDatabase.logger) { client in
+            let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
+            let refusal = await #expect(throws: (any Error).self) { try await database.write("INSERT INTO notes VALUES (2)") }
+            #expect(refusal.map(Database.isOutage) == true, "a database that cannot write now is answered 503, to be tried again")
+        }
+    }
 }

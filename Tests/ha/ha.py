@@ -105,7 +105,7 @@ class Follower(threading.Thread):
         """Reads events until the stream ends; an event counts once its blank line came, as EventSource has it."""
         event_id = kind = data = None
         while not self.stopping.is_set():
-            line = answer.fp.readline()
+            line = answer.readline()  # the body's lines, its chunked framing taken off
             if not line.endswith(b"\n"):
                 return  # the stream ended, perhaps in the middle of an event, which is dropped
             line = line.decode().rstrip("\r\n")
