@@ -29,11 +29,7 @@ struct AccountsController: Sendable {
     /// when locations-service did not answer and the gateway finishes it later; either way the session is
     /// over and its cookies cleared.
     @Sendable func erase(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let headers = request.headers
-        guard
-            !OriginCheck.isCrossSite(
-                site: headers[HTTPField.Name("Sec-Fetch-Site")!], origin: headers[HTTPField.Name("Origin")!], host: request.head.authority)
-        else { throw GatewayError.crossOrigin }
+        guard !OriginCheck.isCrossSite(request) else { throw GatewayError.crossOrigin }
         try OriginCheck.requireXSRF(request)
         guard let token = SessionCookies.token(in: request), let account = try await sessions.account(for: token) else {
             throw GatewayError.notLoggedInToErase

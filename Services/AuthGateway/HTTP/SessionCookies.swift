@@ -57,6 +57,13 @@ enum OriginCheck {
         return originHost?.lowercased() != host?.lowercased()
     }
 
+    /// The same, for a request the router answers (its authority is the `Host` it was sent to).
+    static func isCrossSite(_ request: Request) -> Bool {
+        isCrossSite(
+            site: request.headers[HTTPField.Name("Sec-Fetch-Site")!], origin: request.headers[HTTPField.Name("Origin")!],
+            host: request.head.authority)
+    }
+
     static func hasBrowserOrigin(_ request: Request) -> Bool {
         request.headers[HTTPField.Name("Origin")!] != nil || request.headers[HTTPField.Name("Sec-Fetch-Site")!] != nil
     }
