@@ -27,11 +27,13 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py connection-memory   what one open connection costs the gateway
   bench/run.py soak                mixed traffic through the gateway, memory's slope held to a bound
 Each of the last seven writes its own section of BENCHMARKS.md and leaves the rest.
+  bench/run.py scaling             SCALING.md's inputs measured nowhere else: the gateway's CPU per live stream
+                                   per change, log bytes per event, replay's events/s and memory; printed only
 Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
   LOAD_SECONDS    each measured load, wrk or pgbench (default 10)
   WARMUP_SECONDS  the unmeasured load before them (default 3)
   ROUNDS          how many times each throughput and its limit are measured, alternately (default 5;
-                  for fanout, rounds of each size, default 3)
+                  for fanout and scaling, rounds of each size, default 3)
   REPLAY_PINS     pins in the replay log, 4 events each (default 250000)
   AT_PINS         at: pins in its log, 4 events each (default 2500000); AT_CONNECTIONS (default 4)
   SKIP_EXTRAS=1   leaves out the micro-measurements, fuzzing and command-line passes at the end (many minutes)
@@ -40,6 +42,8 @@ Settings, from the environment (the figures in BENCHMARKS.md come from the defau
   SIZES           fanout: the numbers of subscribers (default "1000 5000 10000")
   N, HEAPTRACK=1  connection-memory: connections of each kind (default 3000); heaptrack's split of the heap
   MINUTES         soak: its length (default 30)
+  STREAMS, POSTS, WINDOW, SCALING_PINS  scaling: streams held open (default "5000 10000"), pins posted in each
+                  window of WINDOW s (50, 15), pins in each log, 4 events each (default "250000 500000")
 A trial run:
   BENCH_BINARIES=.build-bench/release LOAD_SECONDS=3 WARMUP_SECONDS=1 ROUNDS=1 REPLAY_PINS=25000 SKIP_EXTRAS=1 bench/run.py
 """
@@ -53,6 +57,7 @@ import fanout
 import limits
 import moments
 import processes
+import scaling
 import soak
 import tls
 import web
@@ -66,6 +71,7 @@ BENCHMARKS = {
     "soak": soak.run,
     "tls": tls.run,
     "at": moments.run,
+    "scaling": scaling.run,
 }
 
 
