@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test but the longest: installs what is missing, starts a private PostgreSQL, builds, tests
-# (contract, router, PostgreSQL, end-to-end, the web client in a browser, HTTPS).
+# (contract, router, PostgreSQL, end-to-end, the web client in a browser, HTTPS, the Prometheus rules).
 # scripts/test-long.sh runs the longer proofs (schemathesis and libFuzzer, faults under load, the compose
 # bring-up); .ci/run runs both.
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ReplayTests]
@@ -69,4 +69,13 @@ else
     scripts/browser-test.sh
     # HTTPS at the gateway with a test CA: curl, Python's ssl, a SIGHUP reload, eight tabs over HTTP/2.
     scripts/https-test.sh
+    # The Prometheus rules operators load: well formed, and each alert firing and resolving on synthetic
+    # series (promtool, from Debian's prometheus).
+    if ! command -v promtool >/dev/null; then
+        echo "installing prometheus (promtool)..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+    fi
+    promtool check rules docs/prometheus/onthemap-rules.yml
+    promtool test rules docs/prometheus/onthemap-rules.test.yml
 fi
