@@ -10,7 +10,9 @@ public struct ConfigurationError: Error, CustomStringConvertible {
 /// standard error (exit status 2), as every command does with a missing or malformed setting.
 public func configurationOrExit<T>(_ command: String, _ read: ([String: String]) throws(ConfigurationError) -> T) -> T {
     do {
-        return try read(ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        try LogFormat.fromEnvironment(environment).bootstrap(service: command)
+        return try read(environment)
     } catch {
         FileHandle.standardError.write(Data("\(command): \(error.description)\n".utf8))
         exit(2)

@@ -9,39 +9,45 @@ import FoundationNetworking
 /// Nothing secret reaches a log, even at the most talkative level: a password (right or mistyped), a session
 /// id, in a header or a cookie, an XSRF token, the internal token.
 @Suite struct SecretsInLogsTests {
-    @Test func noPasswordSessionIdCookieOrTokenIsLoggedAtTraceLevel() async throws {
-        let talkative = ["LOG_LEVEL": "trace"]
+    @Test(arguments: ["text", "json"]) func noPasswordSessionIdCookieOrTokenIsLoggedAtTraceLevel(format: String) async throws {
+        let talkative = ["LOG_LEVEL": "trace", "LOG_FORMAT": format]
         try await withSystem(gatewaySettings: talkative, locationsSettings: talkative) { gateway, locations in
+            let client = CookielessClient(port: gateway.port)
             let password = "correct horse battery"
             let typo = "correct horse batery"
             let account = #"{"email":"ada@example.com","password":"\#(password)","firstName":"Ada","lastName":"Lovelace"}"#
-            #expect(try await gateway.request("POST", "/v1/accounts", body: account, token: false).0 == 201)
+            #expect(try await client.send("POST", "/v1/accounts", body: account).status == 201)
             let wrong = #"{"udacity":{"username":"ada@example.com","password":"\#(typo)"}}"#
-            #expect(try await gateway.request("POST", "/v1/session", body: wrong, token: false).0 == 403)
-            let login = #"{"udacity":{"username":"ada@example.com","password":"\#(password)"}}"#
-            let (status, body) = try await gateway.request("POST", "/v1/session", body: login, token: false)
-            #expect(status == 200)
-            let answer = try JSONSerialization.jsonObject(with: Data(body.dropFirst(body.hasPrefix(")]}'") ? 5 : 0).utf8)) as? [String: Any]
-            let session = try #require((answer?["session"] as? [String: Any])?["id"] as? String)
+            #expect(try await client.send("POST", "/v1/session", body: wrong).status == 403)
+            let login = try await client.send(
+                "POST", "/v1/session", body: #"{"udacity":{"username":"ada@example.com","password":"\#(password)"}}"#)
+            #expect(login.status == 200)
+            let answer = try JSONSerialization.jsonObject(with: Data(login.body.dropFirst(login.body.hasPrefix(")]}'") ? 5 : 0).utf8))
+            let session = try #require(((answer as? [String: Any])?["session"] as? [String: Any])?["id"] as? String)
+            let xsrf = try #require(login.cookies["XSRF-TOKEN"])
 
             let pin = #"{"mapString":"Berlin","mediaURL":"https://example.com","latitude":52.5,"longitude":13.4}"#
-            #expect(
-                try await gateway.request("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"], token: false).0
-                    == 200)
-            // As the web page sends it: the session in its cookie, the XSRF token in a cookie and a header (the
-            // login set both cookies, which URLSession keeps and sends).
-            let cookies = HTTPCookieStorage.shared.cookies(for: URL(string: "http://127.0.0.1:\(gateway.port)/")!) ?? []
-            let xsrf = try #require(cookies.first { $0.name == "XSRF-TOKEN" }?.value)
+            #expect(try await client.send("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"]).status == 200)
+            // As the web page sends it: the session in its cookie, the XSRF token in a cookie and a header.
             let browser = [
                 "Cookie": "onthemap_session=\(session); XSRF-TOKEN=\(xsrf)", "X-XSRF-TOKEN": xsrf, "Origin": "http://127.0.0.1:\(gateway.port)",
                 "Sec-Fetch-Site": "same-origin",
             ]
-            #expect(try await gateway.request("POST", "/v1/StudentLocation", body: pin, headers: browser, token: false).0 == 200)
-            #expect(try await gateway.request("GET", "/v1/users/me", headers: ["Authorization": "Bearer \(session)"], token: false).0 == 200)
-            let loggedOut = try await gateway.request("DELETE", "/v1/session", headers: browser, token: false)
-            #expect(loggedOut.0 == 200, "\(loggedOut.1)")
+            #expect(try await client.send("POST", "/v1/StudentLocation", body: pin, headers: browser).status == 200)
+            #expect(try await client.send("GET", "/v1/users/me", headers: ["Authorization": "Bearer \(session)"]).status == 200)
+            #expect(try await client.send("DELETE", "/v1/session", headers: browser).status == 200)
             #expect(try await locations.get("/v1/StudentLocation?limit=1").0 == 200)
 
+            for (name, output) in [("auth-gateway", gateway.output), ("locations-service", locations.output)] where format == "json" {
+                let lines = output.split(separator: "\n")
+                let parsed = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                #expect(parsed.count == lines.count, "\(name): \(lines.count - parsed.count) of \(lines.count) lines are not a JSON object")
+                let complete = parsed.filter { line in
+                    line["service"] as? String == name && ["time", "level", "message", "source"].allSatisfy { line[$0] is String }
+                }
+                #expect(complete.count == parsed.count, "\(name): every line has its time, level, service, message and source")
+                #expect(parsed.contains { $0["level"] as? String == "trace" }, "\(name) logged at trace level")
+            }
             for (name, output) in [("auth-gateway", gateway.output), ("locations-service", locations.output)] {
                 #expect(output.count > 10_000, "\(name) logged at trace level (\(output.count) bytes)")
                 for (what, secret) in [
@@ -52,5 +58,35 @@ import FoundationNetworking
                 }
             }
         }
+    }
+}
+
+/// Requests without a cookie store: the test process's shared one keeps other tests' cookies for 127.0.0.1,
+/// whatever their port, and would send them along with these.
+private struct CookielessClient {
+    let port: Int
+    let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        return URLSession(configuration: configuration)
+    }()
+
+    func send(
+        _ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:]
+    ) async throws -> (status: Int, body: String, cookies: [String: String]) {
+        let url = URL(string: "http://127.0.0.1:\(port)\(path)")!
+        var request = URLRequest(url: url, timeoutInterval: 10)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body.map { Data($0.utf8) }
+        let (data, response) = try await session.data(for: request)
+        let answer = response as! HTTPURLResponse
+        let fields = answer.allHeaderFields.reduce(into: [String: String]()) { fields, field in
+            if let name = field.key as? String, let value = field.value as? String { fields[name] = value }
+        }
+        let cookies = HTTPCookie.cookies(withResponseHeaderFields: fields, for: url).reduce(into: [String: String]()) { $0[$1.name] = $1.value }
+        return (answer.statusCode, String(decoding: data, as: UTF8.self), cookies)
     }
 }

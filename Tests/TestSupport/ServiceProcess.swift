@@ -94,9 +94,10 @@ public final class ServiceProcess: @unchecked Sendable {
         guard status == 200 else { throw HarnessError("listening but not ready: \(status) \(answer)\n\(output)") }
     }
 
-    /// The port in the line Hummingbird logs once the server listens (the whole line, so the whole number).
+    /// The port in the line Hummingbird logs once the server listens (up to the line's end, or the end of its
+    /// JSON string with `LOG_FORMAT=json`, so the whole number).
     private static func listeningPort(in log: String) -> Int? {
-        log.firstMatch(of: /Server started and listening on 127\.0\.0\.1:([0-9]+)\n/).flatMap { Int($0.1) }
+        log.firstMatch(of: /Server started and listening on 127\.0\.0\.1:([0-9]+)["\n]/).flatMap { Int($0.1) }
     }
 
     public func request(
