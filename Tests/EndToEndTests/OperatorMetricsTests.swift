@@ -47,6 +47,8 @@ import Testing
             #expect(try await locations.get("/metrics", token: false).0 == 401, "the service's figures need its token")
             let service = metricSamples(try await locations.get("/metrics").1)
             #expect(service["onthemap_event_log_head_position"] == 1)
+            // Up to the head once no older transaction anywhere on the (shared) cluster is open.
+            #expect(service["onthemap_event_log_followed_position"].map { (0...1).contains($0) } == true)
             #expect(service["onthemap_read_model_pins"] == 1)
             #expect(service["onthemap_replay_checkpoint_position"] == 0)
             try expectProcessFigures(service, of: locations)

@@ -13,31 +13,39 @@ struct HealthController<Context: RequestContext>: Sendable {
         router.addHealthRoutes { [database] in
             [await Migrator.problem(database, schema: Migrations.schema, migrations: Migrations.all)].compactMap { $0 }
         }
-        let positions = LogPositionGauges(registry: registry, readModel: ReadModel(database: database))
+        let positions = LogPositionGauges(registry: registry, readModel: ReadModel(database: database), events: EventStore(database: database))
         router.group().add(middleware: InternalTokenMiddleware(token: token)).addMetricsRoute(registry: registry) {
             await positions.refresh()
         }
     }
 }
 
-/// Where the log and the read model stand, read when `/metrics` is asked: the log's head, the pins in the
-/// read model, the position the last replay rebuilt it to, and the pins the cap took off. Left as they were when the database is away.
+/// Where the log and the read model stand, read when `/metrics` is asked: the log's head, how far its
+/// followers may read, the pins in the read model, the position the last replay rebuilt it to, and the pins
+/// the cap took off. Left as they were when the database is away.
 struct LogPositionGauges: Sendable {
     let head: Gauge
+    let followed: Gauge
     let pins: Gauge
     let replayed: Gauge
     let capped: Gauge
     let readModel: ReadModel
+    let events: EventStore
 
-    init(registry: PrometheusCollectorRegistry, readModel: ReadModel) {
+    init(registry: PrometheusCollectorRegistry, readModel: ReadModel, events: EventStore) {
         func gauge(_ name: String, _ help: String) -> Gauge {
             registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "onthemap", metricName: name, unitName: "", helpText: help))
         }
         head = gauge("event_log_head_position", "The position of the newest event in the log.")
+        followed = gauge(
+            "event_log_followed_position",
+            "The position of the newest event the log's followers (live streams, caches, a replay's catch-up) may read: older transactions still open hold it back."
+        )
         pins = gauge("read_model_pins", "Pins in the read model (the current state of every pin).")
         replayed = gauge("replay_checkpoint_position", "The log position the last replay rebuilt the read model to (0: never).")
         capped = gauge("pin_cap_removals", "Pins taken off the map because their student posted past PINS_PER_STUDENT, since the log began.")
         self.readModel = readModel
+        self.events = events
     }
 
     func refresh() async {
@@ -46,5 +54,6 @@ struct LogPositionGauges: Sendable {
         pins.set(standing.pins)
         replayed.set(standing.replayed)
         capped.set(standing.capped)
+        if let readable = try? await events.head() { followed.set(readable.position) }
     }
 }
