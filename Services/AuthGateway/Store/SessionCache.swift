@@ -135,12 +135,9 @@ final class SessionCache: Sendable {
         }
     }
 
-    /// Drops every session of one account at once, before the announcement that ended them comes back.
+    /// Drops every session of one account at once, as the announcement that ended them will when it comes back.
     func forget(accountKey: String) {
-        state.withLock { state in
-            state.generation &+= 1
-            state.entries = state.entries.filter { $0.value.account.key != accountKey }
-        }
+        heard(Self.accountPrefix + accountKey)
     }
 
     /// Whether this replica hears announcements now. Losing them leaves every entry held unconfirmed.
