@@ -93,14 +93,38 @@ def as_postgres_user(command):
     return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + command
 
 
-class EtcdMember:
+class Child:
+    """One process, its output in `folder`/NAME.log, in a session of its own: Ctrl-C reaches this program
+    alone, which stops everything in order."""
+
+    def __init__(self, name, folder):
+        self.name = name
+        self.log = open(Path(folder) / f"{name}.log", "ab")
+        self.process = None
+
+    def run(self, command, environment=None):
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=self.log, env=environment, start_new_session=True)
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self, grace=10):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(grace)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class EtcdMember(Child):
     """One member of the etcd cluster, on a host of its own."""
 
     def __init__(self, topology, name, address):
-        self.topology, self.name, self.address = topology, name, address
+        super().__init__(name, topology.folder)
+        self.topology, self.address = topology, address
         self.folder = topology.folder / name
-        self.process = None
-        self.log = open(topology.folder / f"{name}.log", "ab")
 
     def configure(self):
         self.folder.mkdir(mode=0o700, exist_ok=True)
@@ -108,21 +132,11 @@ class EtcdMember:
                self.folder / "etcd.yml")
 
     def start(self):
-        self.process = subprocess.Popen(["etcd", "--config-file", str(self.folder / "etcd.yml")], stdout=self.log, stderr=self.log,
-                                        start_new_session=True)
+        self.run(["etcd", "--config-file", str(self.folder / "etcd.yml")])
 
     def is_leader(self):
         """Whether this member leads the etcd cluster now."""
         return (get_json(f"http://{self.address}:2379/v2/stats/self")[1] or {}).get("state") == "StateLeader"
-
-    def kill(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(30)
 
 
 class Node:
@@ -194,22 +208,20 @@ class Node:
                 signal_all(self.processes(), signal.SIGKILL)
 
 
-class Service:
+class Service(Child):
     """One replica of a service on its own address."""
 
     def __init__(self, binary, name, address, port, environment, folder):
-        self.binary, self.name, self.address, self.port = binary, name, address, port
+        super().__init__(name, folder)
+        self.binary, self.address, self.port = binary, address, port
         self.environment = dict(os.environ, **environment)
-        self.log = open(Path(folder) / f"{name}.log", "ab")
-        self.process = None
 
     @property
     def url(self):
         return f"http://{self.address}:{self.port}"
 
     def start(self, wait=True):
-        self.process = subprocess.Popen([self.binary, "serve", "--host", self.address, "--port", str(self.port)],
-                                        env=self.environment, stdout=self.log, stderr=self.log, start_new_session=True)
+        self.run([self.binary, "serve", "--host", self.address, "--port", str(self.port)], self.environment)
         if wait:
             self.wait_ready()
 
@@ -222,18 +234,6 @@ class Service:
                 raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log.name}")
             time.sleep(0.1)
         raise RuntimeError(f"{self.name} not ready after {seconds} s; see {self.log.name}")
-
-    def kill(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 class Topology:
@@ -261,8 +261,7 @@ class Topology:
             **{f"ADDRESS{index + 1}": address for index, (_, address) in enumerate(NODES)})
         self.nodes = [Node(self, name, address) for name, address in NODES]
         self.etcd = [EtcdMember(self, name, address) for name, address in ETCD]
-        self.haproxy = None
-        self.haproxy_log = open(self.folder / "haproxy.log", "ab")
+        self.haproxy = Child("haproxy", self.folder)
         shared = dict(DATABASE_URL=self.database_url, INTERNAL_TOKEN=self.secrets["internal_token"], **(environment or {}))
         self.locations = [Service(str(self.binaries / "locations-service"), f"locations-{index + 1}", address,
                                   LOCATIONS_PORT, shared, self.folder) for index, address in enumerate(LOCATIONS)]
@@ -286,8 +285,7 @@ class Topology:
         log("starting etcd on three hosts, and Patroni on three database hosts...")
         for host in self.etcd + self.nodes:
             host.start()
-        self.haproxy = subprocess.Popen(["haproxy", "-db", "-f", str(self.folder / "haproxy.cfg")],
-                                        stdout=self.haproxy_log, stderr=self.haproxy_log, start_new_session=True)
+        self.haproxy.run(["haproxy", "-db", "-f", str(self.folder / "haproxy.cfg")])
         leader = self.wait_for_replication(seconds=180)
         log(f"PostgreSQL: {leader.name} is the primary, the others stream from it")
         self.create_database()
@@ -355,9 +353,7 @@ class Topology:
     def stop(self):
         for service in self.gateways + self.locations:
             service.stop()
-        if self.haproxy and self.haproxy.poll() is None:
-            self.haproxy.terminate()
-            self.haproxy.wait(10)
+        self.haproxy.stop()
         for node in self.nodes:
             if node.patroni and node.patroni.poll() is None:
                 node.patroni.terminate()  # all three at once: one by one, each would fail over to the next

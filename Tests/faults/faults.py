@@ -597,6 +597,13 @@ SCENARIOS = {
 }
 
 
+def print_logs(folder):
+    """The end of every log under `folder`, for a failed run."""
+    for place, _, files in os.walk(folder):
+        for log in sorted(name for name in files if name.endswith(".log")):
+            print(f"--- {log} (last lines)\n" + open(os.path.join(place, log), errors="replace").read()[-3000:])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="folder with locations-service and auth-gateway")
@@ -624,9 +631,7 @@ def main():
         results[name] = {"passed": not checks.failures, **checks.figures}
         if checks.failures:
             failed.append(name)
-            for place, _, files in os.walk(folder):
-                for log in sorted(name for name in files if name.endswith(".log")):
-                    print(f"--- {log} (last lines)\n" + open(os.path.join(place, log), errors="replace").read()[-3000:])
+            print_logs(folder)
         shutil.rmtree(folder, ignore_errors=True)
     if args.results:
         with open(args.results, "w") as handle:
