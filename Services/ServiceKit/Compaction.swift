@@ -8,12 +8,51 @@ import PostgresNIO
 /// locked while it is rewritten: writes to it wait, for seconds per million rows. Rewriting
 /// `pg_statistic` needs a superuser; without one PostgreSQL skips it with a warning.
 public enum Compaction {
-    public static func run(tables: [String], on client: PostgresClient, logger: Logger) async throws {
+    public struct EarlierTransactionsRunning: Error, CustomStringConvertible {
+        public let transactions: [String]
+        public var description: String {
+            "transactions that began before compaction still run, and their row versions would be kept: "
+                + transactions.joined(separator: "; ") + ". End them (pg_terminate_backend) or wait, then compact again."
+        }
+    }
+
+    public static func run(tables: [String], on client: PostgresClient, logger: Logger, wait: Duration = .seconds(60)) async throws {
+        try await awaitEarlierTransactions(on: client, logger: logger, wait: wait)
         for table in tables {
             try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)"), logger: logger)
         }
         for table in tables + ["pg_catalog.pg_statistic"] {
             try await client.query(PostgresQuery(unsafeSQL: "VACUUM FULL \(table)"), logger: logger)
+        }
+    }
+
+    /// A transaction of this database that began before compaction: while it runs, a rewrite must copy
+    /// every row version it may still read, so an erasure that committed after it began is kept in the new
+    /// files; and an automatic `ANALYZE` that began before the erasure samples the rows being deleted and
+    /// writes them to `pg_statistic` when it ends. Compaction waits, up to `wait`, for each such transaction to end.
+    /// Other roles' transactions (autovacuum's too) are visible only to a superuser or `pg_read_all_stats`.
+    static func awaitEarlierTransactions(on client: PostgresClient, logger: Logger, wait: Duration) async throws {
+        let started = ContinuousClock.now
+        let since = try await client.query("SELECT statement_timestamp()::text", logger: logger).collect().first?.decode(String.self) ?? ""
+        let query: PostgresQuery = """
+            SELECT pid, backend_type, coalesce(application_name, ''), xact_start::text FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+              AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND xact_start < \(since)::timestamptz
+            """
+        var reported = started
+        while true {
+            let running = try await client.query(query, logger: logger).collect().map { row in
+                let (pid, type, application, start) = try row.decode((Int32, String, String, String).self)
+                return "pid \(pid) (\(application.isEmpty ? type : application), since \(start))"
+            }
+            if running.isEmpty { return }
+            let now = ContinuousClock.now
+            if now - started >= wait { throw EarlierTransactionsRunning(transactions: running) }
+            if now - reported >= .seconds(5) {
+                logger.notice("compaction waits for transactions that began before it", metadata: ["transactions": "\(running)"])
+                reported = now
+            }
+            try await Task.sleep(for: .milliseconds(100))
         }
     }
 }

@@ -128,7 +128,7 @@ import Testing
 
             try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
                 try await Self.compact(database)
-                let left = try await TestDatabase.filesHolding(Self.theirs + [gone.key], client)
+                let left = try await TestDatabase.relationsHolding(Self.theirs + [gone.key], client)
                 #expect(left.isEmpty, "\(left)")
             }
             // A login that fails is counted under the address it names, erased or not: after the scan.

@@ -43,18 +43,33 @@ extension TestDatabase {
     /// Which of `strings` some file of this database holds, once every page is on disk: its tables, their
     /// indexes and TOAST, and its catalogs, as a raw read of the cluster's directory finds them.
     public static func filesHolding(_ strings: [String], _ client: PostgresClient) async throws -> Set<String> {
+        Set(try await relationsHolding(strings, client).keys)
+    }
+
+    /// Each of `strings` that some file of this database holds, with the relations whose files hold it (a
+    /// file no relation has any more is named by its file name), so that a failed scan says where it looked.
+    public static func relationsHolding(_ strings: [String], _ client: PostgresClient) async throws -> [String: [String]] {
         try await client.query("CHECKPOINT", logger: TestDatabase.logger)
         let rows = try await client.query(
             """
             SELECT current_setting('data_directory') || '/base/' || oid FROM pg_database WHERE datname = current_database()
             """, logger: TestDatabase.logger)
         guard let directory = try await rows.collect().first?.decode(String.self) else { throw HarnessError("no database directory") }
-        var found: Set<String> = []
+        var found: [String: [String]] = [:]
         let needles = strings.map { Data($0.utf8) }
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() {
             guard let contents = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
-            for (string, needle) in zip(strings, needles) where contents.range(of: needle) != nil { found.insert(string) }
+            for (string, needle) in zip(strings, needles) where contents.range(of: needle) != nil {
+                found[string, default: []].append(try await relation(ofFile: name, client) ?? name)
+            }
         }
         return found
+    }
+
+    /// The relation a file of the database's directory belongs to ("16384", "16384_fsm", "16384.1").
+    static func relation(ofFile name: String, _ client: PostgresClient) async throws -> String? {
+        guard let node = Int64(name.prefix { $0.isNumber }) else { return nil }
+        let rows = try await client.query("SELECT pg_filenode_relation(0, \(node)::oid)::regclass::text", logger: TestDatabase.logger)
+        return try await rows.collect().first?.decode(String?.self).map { "\($0) (\(name))" }
     }
 }
