@@ -17,19 +17,20 @@ public enum Compaction {
     }
 
     public static func run(tables: [String], on client: PostgresClient, logger: Logger, wait: Duration = .seconds(60)) async throws {
-        try await awaitEarlierTransactions(on: client, logger: logger, wait: wait)
         for table in tables {
             try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)"), logger: logger)
         }
+        try await awaitEarlierTransactions(on: client, logger: logger, wait: wait)
         for table in tables + ["pg_catalog.pg_statistic"] {
             try await client.query(PostgresQuery(unsafeSQL: "VACUUM FULL \(table)"), logger: logger)
         }
     }
 
-    /// A transaction of this database that began before compaction: while it runs, a rewrite must copy
+    /// A transaction of this database that began before the rewrite: while it runs, a rewrite must copy
     /// every row version it may still read, so an erasure that committed after it began is kept in the new
-    /// files; and an automatic `ANALYZE` that began before the erasure samples the rows being deleted and
-    /// writes them to `pg_statistic` when it ends. Compaction waits, up to `wait`, for each such transaction to end.
+    /// files, and so are the statistics our `ANALYZE` just replaced in `pg_statistic` (they sample the rows
+    /// as they were); and an automatic `ANALYZE` that began before the erasure samples the rows being
+    /// deleted and writes them to `pg_statistic` when it ends. Compaction waits, up to `wait`, for each such transaction to end.
     /// Other roles' transactions (autovacuum's too) are visible only to a superuser or `pg_read_all_stats`.
     static func awaitEarlierTransactions(on client: PostgresClient, logger: Logger, wait: Duration) async throws {
         let started = ContinuousClock.now
