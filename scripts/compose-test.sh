@@ -5,9 +5,10 @@
 # packages and this machine's Swift toolchain (scripts/compose/base-images.sh), and runs the real compose
 # file with scripts/compose/host-network.override.yml (host networking on free loopback ports, the local
 # base images as build arguments). Then, with docker-compose 1.29 and with `docker compose` v2: up from
-# nothing with every service healthy; sign-up, login, post and list through the gateway; the `https`
-# profile's Caddy getting a certificate from an ACME server on loopback (pebble, Let's Encrypt's test
-# server), redirecting plain HTTP, and a student logging in and posting over HTTPS through it; replay --verify,
+# nothing with every service healthy; sign-up, login, post and list through the gateway; the `monitoring`
+# profile's Prometheus scraping both services with the rules loaded; the `https` profile's Caddy getting a
+# certificate from an ACME server on loopback (pebble, Let's Encrypt's test server), redirecting plain
+# HTTP, and a student logging in and posting over HTTPS through it; replay --verify,
 # replay and migrate through compose; locations-service's process killed, restarted by the restart
 # policy, no acknowledged pin lost; a second gateway replica sharing sessions, and its logs; down and up
 # with the pins kept; down -v and up with nothing left. It checks the image runs as non-root, prints its
@@ -154,11 +155,26 @@ COMPOSE_TEST_HTTPS_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_L
     "$COMPOSE_TEST_REPLICA_PORT" "$COMPOSE_TEST_HTTP_PORT")
 COMPOSE_TEST_CADDY_ADMIN_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_LOCATIONS_PORT" "$COMPOSE_TEST_GATEWAY_PORT" \
     "$COMPOSE_TEST_REPLICA_PORT" "$COMPOSE_TEST_HTTP_PORT" "$COMPOSE_TEST_HTTPS_PORT")
+COMPOSE_TEST_PROMETHEUS_PORT=$(not_our_ports "$COMPOSE_TEST_PG_PORT" "$COMPOSE_TEST_LOCATIONS_PORT" "$COMPOSE_TEST_GATEWAY_PORT" \
+    "$COMPOSE_TEST_REPLICA_PORT" "$COMPOSE_TEST_HTTP_PORT" "$COMPOSE_TEST_HTTPS_PORT" "$COMPOSE_TEST_CADDY_ADMIN_PORT")
 COMPOSE_TEST_ACME_FOLDER=$work/acme
+COMPOSE_TEST_PROMETHEUS_CONFIG=$work/prometheus.yml
 export COMPOSE_TEST_PG_PORT COMPOSE_TEST_LOCATIONS_PORT COMPOSE_TEST_GATEWAY_PORT COMPOSE_TEST_REPLICA_PORT \
-    COMPOSE_TEST_HTTP_PORT COMPOSE_TEST_HTTPS_PORT COMPOSE_TEST_CADDY_ADMIN_PORT COMPOSE_TEST_ACME_FOLDER
+    COMPOSE_TEST_HTTP_PORT COMPOSE_TEST_HTTPS_PORT COMPOSE_TEST_CADDY_ADMIN_PORT COMPOSE_TEST_ACME_FOLDER \
+    COMPOSE_TEST_PROMETHEUS_PORT COMPOSE_TEST_PROMETHEUS_CONFIG
 gateway="http://127.0.0.1:$COMPOSE_TEST_GATEWAY_PORT"
 replica="http://127.0.0.1:$COMPOSE_TEST_REPLICA_PORT"
+prometheus="http://127.0.0.1:$COMPOSE_TEST_PROMETHEUS_PORT"
+# The `monitoring` profile's scrape configuration as committed, its targets moved to the services' loopback
+# ports, and the rule groups Prometheus should load.
+sed -e "s/\"auth-gateway:8080\"/\"127.0.0.1:$COMPOSE_TEST_GATEWAY_PORT\"/" \
+    -e "s/\"locations-service:8081\"/\"127.0.0.1:$COMPOSE_TEST_LOCATIONS_PORT\"/" \
+    docs/prometheus/prometheus.yml >"$COMPOSE_TEST_PROMETHEUS_CONFIG"
+chmod 0644 "$COMPOSE_TEST_PROMETHEUS_CONFIG"
+[ "$(grep -c '"127.0.0.1:' "$COMPOSE_TEST_PROMETHEUS_CONFIG")" = 2 ] \
+    || fail "docs/prometheus/prometheus.yml no longer names the targets auth-gateway:8080 and locations-service:8081"
+rule_groups=$(python3 -c 'import sys, yaml; print(" ".join(sorted(g["name"] for g in yaml.safe_load(open(sys.argv[1]))["groups"])))' \
+    docs/prometheus/onthemap-rules.yml)
 
 # --- HTTP through the gateway ---------------------------------------------------------------------------
 
@@ -316,6 +332,26 @@ prove() {
     grep -q "Paris" <<<"$output" || fail "onthemap list shows no pin: $output"
     ok "the image's onthemap lists the pin through the gateway"
 
+    # Monitoring as an operator turns it on (the `monitoring` profile): Prometheus scraping both services,
+    # locations-service with the internal token from the secrets volume, and the rules loaded.
+    "${compose[@]}" --profile monitoring up -d prometheus >"$work/up.log" 2>&1 || { cat "$work/up.log"; fail "--profile monitoring up -d prometheus"; }
+    local targets="" groups
+    for _ in $(seq 1 60); do
+        [ "$(call GET "$prometheus/api/v1/targets")" = 200 ] \
+            && targets=$(json '" ".join(sorted(t["labels"]["job"] + "=" + t["health"] for t in d["data"]["activeTargets"]))') \
+            && [ "$targets" = "auth-gateway=up locations-service=up" ] && break
+        sleep 1
+    done
+    [ "$targets" = "auth-gateway=up locations-service=up" ] \
+        || fail "Prometheus's targets after 60 s: '$targets' ($(json '[t["lastError"] for t in d["data"]["activeTargets"]]' 2>&1)): $("${compose[@]}" --profile monitoring logs --no-color --tail 20 prometheus 2>&1)"
+    expect "Prometheus's rules" 200 "$(call GET "$prometheus/api/v1/rules")"
+    groups=$(json '" ".join(sorted(g["name"] for g in d["data"]["groups"]))')
+    [ "$groups" = "$rule_groups" ] || fail "Prometheus loaded the rule groups '$groups', not '$rule_groups'"
+    [ "$(json 'sum(r["health"] == "err" for g in d["data"]["groups"] for r in g["rules"])')" = 0 ] \
+        || fail "a rule fails: $(json '[r["lastError"] for g in d["data"]["groups"] for r in g["rules"] if r["health"] == "err"]')"
+    "${compose[@]}" --profile monitoring rm -sf prometheus >/dev/null 2>&1 || fail "--profile monitoring rm -sf prometheus"
+    ok "the monitoring profile: Prometheus scrapes auth-gateway and locations-service (with the internal token), rule groups $rule_groups loaded"
+
     # HTTPS as a self-hoster gets it (the `https` profile): Caddy in front of the gateway, a certificate for
     # DOMAIN from the ACME server, plain HTTP redirected, HTTP/2, the scheme passed on to the gateway.
     "${compose[@]}" --profile https up -d caddy >"$work/up.log" 2>&1 || { cat "$work/up.log"; fail "--profile https up -d caddy"; }
@@ -405,20 +441,20 @@ prove() {
         || fail "the replica did not exit 0 on SIGTERM"
     ok "a second gateway replica: shares pins and sessions, has logs, drains and exits 0 on SIGTERM"
 
-    "${compose[@]}" --profile replica --profile https down >/dev/null 2>&1 || fail "down"
+    "${compose[@]}" --profile replica --profile https --profile monitoring down >/dev/null 2>&1 || fail "down"
     [ -z "$(docker ps -aq)" ] || fail "containers are left after down"
     up
     [ "$(pin_count)" = ${#acknowledged[@]} ] || fail "after down and up the list holds $(pin_count) pins, wanted ${#acknowledged[@]}"
     log_in "$gateway" "ada@example.com"
     ok "down, then up: all ${#acknowledged[@]} pins and the account still there"
 
-    "${compose[@]}" --profile replica --profile https down -v >/dev/null 2>&1 || fail "down -v"
+    "${compose[@]}" --profile replica --profile https --profile monitoring down -v >/dev/null 2>&1 || fail "down -v"
     [ -z "$(docker volume ls -q)" ] || fail "volumes are left after down -v: $(docker volume ls -q)"
     up
     [ "$(pin_count)" = 0 ] || fail "after down -v and up the list still holds pins"
     [ "$(call POST "$gateway/v1/session" '{"udacity":{"username":"ada@example.com","password":"correct horse battery"}}')" = 403 ] \
         || fail "the account survived down -v"
-    "${compose[@]}" --profile replica --profile https down -v >/dev/null 2>&1 || fail "down -v"
+    "${compose[@]}" --profile replica --profile https --profile monitoring down -v >/dev/null 2>&1 || fail "down -v"
     ok "down -v: pins, accounts and secrets gone (a new up starts empty)"
     echo "   in $((SECONDS - started_here)) s"
 }
@@ -432,6 +468,7 @@ echo "base images built ($(elapsed))"
 echo "building the images through compose (the Swift release build is most of it)..."
 docker-compose build >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; fail "docker-compose build"; }
 docker-compose --profile https build caddy >>"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; fail "docker-compose build caddy"; }
+docker-compose --profile monitoring build prometheus >>"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; fail "docker-compose build prometheus"; }
 echo "images built ($(elapsed))"
 
 [ "$(docker run --rm --network none --entrypoint id onthemap:latest -u)" != 0 ] || fail "the image runs as root"

@@ -78,4 +78,7 @@ else
     fi
     promtool check rules docs/prometheus/onthemap-rules.yml
     promtool test rules docs/prometheus/onthemap-rules.test.yml
+    # The compose `monitoring` profile's scrape configuration. Syntax only: the token file it names exists
+    # in the container alone, and the rules it loads are checked above.
+    promtool check config --syntax-only docs/prometheus/prometheus.yml
 fi
