@@ -18,11 +18,28 @@ public enum Compaction {
 
     public static func run(tables: [String], on client: PostgresClient, logger: Logger, wait: Duration = .seconds(60)) async throws {
         for table in tables {
+            try await forgetStatistics(of: table, on: client, logger: logger)
             try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)"), logger: logger)
         }
         try await awaitEarlierTransactions(on: client, logger: logger, wait: wait)
         for table in tables + ["pg_catalog.pg_statistic"] {
             try await client.query(PostgresQuery(unsafeSQL: "VACUUM FULL \(table)"), logger: logger)
+        }
+    }
+
+    /// `ANALYZE` of a table it finds empty computes nothing and leaves the statistics it took before in
+    /// place (an erased student's key among the most common values of a table the erasure emptied): the
+    /// table's and its indexes' go first. Writing `pg_statistic` needs a superuser; without one the old
+    /// statistics stay until the table has rows again, and PostgreSQL says so.
+    static func forgetStatistics(of table: String, on client: PostgresClient, logger: Logger) async throws {
+        do {
+            try await client.query(
+                """
+                DELETE FROM pg_catalog.pg_statistic WHERE starelid = \(table)::text::regclass
+                   OR starelid IN (SELECT indexrelid FROM pg_catalog.pg_index WHERE indrelid = \(table)::text::regclass)
+                """, logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+            logger.warning("not a superuser: the statistics of an emptied table keep what they held", metadata: ["table": "\(table)"])
         }
     }
 

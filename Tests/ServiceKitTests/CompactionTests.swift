@@ -34,4 +34,17 @@ import Testing
             #expect(left.keys.sorted() == ["kept"], "\(left)")
         }
     }
+
+    @Test func aTableTheDeletionEmptiedKeepsNoStatisticsOfWhatItHeld() async throws {
+        let test = try await TestDatabase.create()
+        try await withPostgresClient(try test.databaseURL, logger: TestDatabase.logger) { client in
+            try await client.query("CREATE TABLE notes (body text)", logger: TestDatabase.logger)
+            try await client.query("INSERT INTO notes SELECT \(Self.secret) FROM generate_series(1, 200)", logger: TestDatabase.logger)
+            try await client.query("ANALYZE notes", logger: TestDatabase.logger)
+            try await client.query("DELETE FROM notes", logger: TestDatabase.logger)
+            try await Compaction.run(tables: ["notes"], on: client, logger: TestDatabase.logger)
+            let left = try await TestDatabase.relationsHolding([Self.secret], client)
+            #expect(left.isEmpty, "\(left)")
+        }
+    }
 }

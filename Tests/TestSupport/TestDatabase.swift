@@ -60,10 +60,23 @@ extension TestDatabase {
         for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() {
             guard let contents = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
             for (string, needle) in zip(strings, needles) where contents.range(of: needle) != nil {
-                found[string, default: []].append(try await relation(ofFile: name, client) ?? name)
+                var holder = try await relation(ofFile: name, client) ?? name
+                if holder.hasPrefix("pg_statistic ") { holder += " " + (try await statistics(holding: string, client)) }
+                found[string, default: []].append(holder)
             }
         }
         return found
+    }
+
+    /// Which columns' statistics hold `string` now, as a live row of `pg_statistic` (none: only a dead one).
+    static func statistics(holding string: String, _ client: PostgresClient) async throws -> String {
+        let rows = try await client.query(
+            """
+            SELECT starelid::regclass::text || '.' || staattnum FROM pg_statistic
+            WHERE concat_ws(' ', stavalues1::text, stavalues2::text, stavalues3::text, stavalues4::text, stavalues5::text) LIKE '%' || \(string) || '%'
+            """, logger: TestDatabase.logger)
+        let columns = try await rows.collect().map { try $0.decode(String.self) }
+        return "(live statistics of \(columns.isEmpty ? "none" : columns.joined(separator: ", ")))"
     }
 
     /// The relation a file of the database's directory belongs to ("16384", "16384_fsm", "16384.1").
