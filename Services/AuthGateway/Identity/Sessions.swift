@@ -46,6 +46,9 @@ struct Sessions: Sendable {
             }
         }
         try await throttle.succeeded(attempt, account: username)
+        // An outside provider's names are read again at each login, and a change is announced to every
+        // replica: this one reads the account's other sessions again at once, before the announcement is back.
+        cache.forget(accountKey: account.key)
         // Said only to whoever knows the password, so it tells nobody else whether the account exists.
         let token: SessionToken
         let expires: Timestamp

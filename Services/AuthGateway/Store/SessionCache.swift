@@ -135,7 +135,8 @@ final class SessionCache: Sendable {
         }
     }
 
-    /// Drops every session of one account at once, as the announcement that ended them will when it comes back.
+    /// Drops every session of one account at once, as the announcement that ended them (or renamed the account)
+    /// will when it comes back.
     func forget(accountKey: String) {
         heard(Self.accountPrefix + accountKey)
     }
