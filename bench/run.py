@@ -26,7 +26,8 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py at                  the list at a past moment (?at=) over 10M events against one SQL query
   bench/run.py connection-memory   what one open connection costs the gateway
   bench/run.py soak                mixed traffic through the gateway, memory's slope held to a bound
-Each of the last seven writes its own section of BENCHMARKS.md and leaves the rest.
+  bench/run.py tracing             the gateway's hot read and POST with every request traced against untraced
+Each of the last eight writes its own section of BENCHMARKS.md and leaves the rest.
   bench/run.py scaling             SCALING.md's inputs measured nowhere else: the gateway's CPU per live stream
                                    per change, log bytes per event, replay's events/s and memory; printed only
 Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
@@ -60,6 +61,7 @@ import processes
 import scaling
 import soak
 import tls
+import tracing
 import web
 from report import load_results, write_report
 
@@ -70,6 +72,7 @@ BENCHMARKS = {
     "connection-memory": connection_memory.run,
     "soak": soak.run,
     "tls": tls.run,
+    "tracing": tracing.run,
     "at": moments.run,
     "scaling": scaling.run,
 }

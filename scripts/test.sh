@@ -15,8 +15,9 @@ swift format lint --strict -r -p Services Shared Clients Tests Fuzz bench/micro 
 
 # The end-to-end tests check the published API document, and the GeoJSON feed, with the tools their users
 # would use: schemathesis and openapi-spec-validator; GDAL's ogrinfo and the geojson package's validator.
-python3 -c "import schemathesis, openapi_spec_validator, geojson" 2>/dev/null \
-    || python3 -m pip install -q --disable-pip-version-check schemathesis openapi-spec-validator geojson
+# The traces test's OTLP receiver decodes what the services export with OpenTelemetry's own definitions.
+python3 -c "import schemathesis, openapi_spec_validator, geojson, opentelemetry.proto" 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check schemathesis openapi-spec-validator geojson opentelemetry-proto
 if ! command -v ogrinfo >/dev/null; then
     echo "installing gdal-bin..."
     export DEBIAN_FRONTEND=noninteractive

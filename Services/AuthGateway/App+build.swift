@@ -28,17 +28,19 @@ func buildApplication(
     let counters = RequestCounters(registry: registry)
     let routes = try buildRouter(parts, configuration, counters: counters, registry: registry, logger: logger)
     let table = routes.table()
+    let prepared = RequestTracing.traced(table.answer, trustedCallers: configuration.limits.trustedProxies)
     var services: [any Service] = [client]
     if let sessionAnnouncements = parts.sessionAnnouncements { services.append(sessionAnnouncements) }
     services += [HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, parts.erasures, MemoryReturn()]
+    if let exporter = RequestTracing.exporter { services.append(exporter) }
     let server: HTTPServerBuilder
     if let certificates = configuration.tls {
         server = .https(
             serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, certificates: certificates,
-            prepared: table.answer)
+            prepared: prepared)
         services.append(certificates.reloadOnHangUp(logger: logger))
     } else {
-        server = .http1(serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: table.answer)
+        server = .http1(serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: prepared)
     }
     var app = Application(
         router: routes.router,
@@ -61,6 +63,7 @@ func buildRouter(
 ) throws -> PreparedRoutes<GatewayRequestContext> {
     let router = Router(context: GatewayRequestContext.self)
     let prepared = PreparedRoutes(router)
+    router.middlewares.add(RequestTracingMiddleware(trustedCallers: configuration.limits.trustedProxies))
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(ClientConnectionMiddleware(trustedProxies: configuration.limits.trustedProxies, tls: configuration.tls != nil))
     let routes = UnknownRouteMiddleware.Routes()

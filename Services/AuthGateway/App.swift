@@ -43,6 +43,7 @@ struct Serve: AsyncParsableCommand {
         if let port { configuration.port = port }
         let registry = PrometheusCollectorRegistry()
         bootstrapMetrics(registry)
+        try RequestTracing.bootstrap(serviceName: "auth-gateway")
         try await buildApplication(configuration, registry: registry).runService()
     }
 }

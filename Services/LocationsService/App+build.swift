@@ -5,6 +5,7 @@ import PostgresNIO
 import PreparedHTTP
 import Prometheus
 import ServiceKit
+import ServiceLifecycle
 
 /// The running service's parts, wired together. Tests build it with their own configuration.
 func buildApplication(
@@ -21,14 +22,18 @@ func buildApplication(
     let counters = RequestCounters(registry: registry)
     let routes = buildRouter(parts, token: token, counters: counters, registry: registry)
     let table = routes.table()
+    var services: [any Service] = [client, parts.cache, parts.posts, parts.notifier, MemoryReturn()]
+    if let exporter = RequestTracing.exporter { services.append(exporter) }
     var app = Application(
         router: routes.router,
         server: .http1(
-            serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits, prepared: table.answer),
+            serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits,
+            // Every request this service serves carries the internal token: its caller's trace is taken.
+            prepared: RequestTracing.traced(table.answer, trustedCallers: nil)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         // Stopped in reverse order: the server drains its requests, then the writers their queue, the cache
         // refuses whoever still waits for a list, and the pool closes.
-        services: [client, parts.cache, parts.posts, parts.notifier, MemoryReturn()],
+        services: services,
         logger: logger)
     app.beforeServerStarts {
         try await Migrations.migrator(client, logger: logger).migrate()
@@ -45,6 +50,7 @@ func buildRouter(
 ) -> PreparedRoutes<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
     let routes = PreparedRoutes(router)
+    router.middlewares.add(RequestTracingMiddleware(trustedCallers: nil))
     router.middlewares.add(RequestIDMiddleware())
     router.middlewares.add(LogRequestsMiddleware(.debug))
     router.middlewares.add(RequestCountingMiddleware(counters))

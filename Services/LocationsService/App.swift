@@ -44,6 +44,7 @@ struct Serve: AsyncParsableCommand {
         if let port { configuration.port = port }
         let registry = PrometheusCollectorRegistry()
         bootstrapMetrics(registry)
+        try RequestTracing.bootstrap(serviceName: "locations-service")
         let app = buildApplication(configuration, registry: registry)
         try await app.runService()
     }

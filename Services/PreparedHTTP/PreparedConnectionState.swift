@@ -58,6 +58,8 @@ struct PreparedConnectionState {
     private var held = CircularBuffer<HTTPServerRequestPart>()
     private var readPending = false
     private var shutdownPending = false
+    /// The connection's peer, as the requests read from it name it.
+    var peer: SocketAddress?
 
     init(prepared: @escaping PreparedAnswer) {
         self.prepared = prepared
@@ -111,7 +113,7 @@ struct PreparedConnectionState {
     /// to answer them.
     private func take(_ head: HTTPRequestHead) -> (Reading, route: String)? {
         guard routed.isEmpty, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect") else { return nil }
-        let request = PreparedRequest(method: head.method, target: head.uri, headers: head.headers)
+        let request = PreparedRequest(method: head.method, target: head.uri, headers: head.headers, peer: peer)
         guard let (handling, route) = prepared(request) else { return nil }
         switch handling {
         case .answer(let answer): return (.answering(answer), route)

@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// A request as the answers before the router see it: the method, the target and the headers, straight from the HTTP parser.
 public struct PreparedRequest: Sendable {
@@ -11,11 +12,19 @@ public struct PreparedRequest: Sendable {
     public let path: Substring
     public let query: Substring?
     public let headers: HTTPHeaders
+    /// The connection's peer: the client, or a proxy in front of it (nil when the door does not know it).
+    public let peer: SocketAddress?
+    /// The request's trace, when one is recorded (its span's context): what the work it leads to is traced under.
+    public var context: ServiceContext
 
-    public init(method: HTTPMethod = .GET, target: String, headers: HTTPHeaders) {
+    public init(
+        method: HTTPMethod = .GET, target: String, headers: HTTPHeaders, peer: SocketAddress? = nil, context: ServiceContext = .topLevel
+    ) {
         self.method = method
         self.target = target
         self.headers = headers
+        self.peer = peer
+        self.context = context
         // By bytes, not Characters: this runs for every request the door before the router sees.
         if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             path = target[..<mark]

@@ -64,6 +64,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
 
     public func handlerAdded(context: ChannelHandlerContext) {
         fromTrustedProxy = forwarded?.trusts(context.channel.remoteAddress) ?? false
+        state.peer = context.channel.remoteAddress
         output = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
         let holding = context.eventLoop.makePromise(of: PreparedConnectionHolder.self)
         self.holding = holding

@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Tracing
 
 /// Decides from a request's head (and the route's captured parameters) how it is answered without the
 /// router's handler; nil leaves it to the handler. Runs on the connection's event loop at the door before
@@ -89,11 +90,11 @@ struct PreparedRouteResponder<Context: RequestContext>: HTTPResponder {
     let otherwise: (@Sendable (Request, Context) async throws -> Response)?
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        guard let handling = early(PreparedRequest(request), context.parameters) else {
+        let connection = context as? any PreparedRequestContext
+        guard let handling = early(PreparedRequest(request, peer: connection?.remoteAddress), context.parameters) else {
             guard let otherwise else { throw HTTPError(.internalServerError) }
             return try await otherwise(request, context)
         }
-        let connection = context as? any PreparedRequestContext
         let eventLoop = connection?.eventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
         switch handling {
         case .answer(let answer):
@@ -125,19 +126,20 @@ public protocol PreparedRequestContext: RequestContext {
 }
 
 extension PreparedRequest {
-    /// A request the router read, as the early answers see it.
-    public init(_ request: Request) {
-        self.init(request.head)
+    /// A request the router read, as the early answers see it, in the trace of the task that routes it.
+    public init(_ request: Request, peer: SocketAddress? = nil) {
+        self.init(request.head, peer: peer)
+        context = ServiceContext.current ?? .topLevel
     }
 
     /// A request's head in HTTP's newer types (the router's, an HTTP/2 stream's), as the early answers see it:
     /// `:path` is the target, and `:authority` the `Host` header, among the others as NIO spells them.
-    public init(_ head: HTTPRequest) {
+    public init(_ head: HTTPRequest, peer: SocketAddress? = nil) {
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headerFields.count + 1)
         if let authority = head.authority { headers.add(name: "Host", value: authority) }
         for field in head.headerFields { headers.add(name: field.name.canonicalName, value: field.value) }
-        self.init(method: HTTPMethod(rawValue: head.method.rawValue), target: head.path ?? "/", headers: headers)
+        self.init(method: HTTPMethod(rawValue: head.method.rawValue), target: head.path ?? "/", headers: headers, peer: peer)
     }
 }
 

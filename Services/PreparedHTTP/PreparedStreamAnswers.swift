@@ -40,7 +40,8 @@ public final class PreparedStreamAnswers: ChannelInboundHandler, RemovableChanne
         switch (reading, unwrapInboundIn(data)) {
         case (.head, .head(let request)):
             // A body announced with `Expect: 100-continue` is left to the router, as on HTTP/1.1.
-            guard !request.headerFields.contains(.expect), let (handling, route) = prepared(PreparedRequest(request)),
+            guard !request.headerFields.contains(.expect),
+                let (handling, route) = prepared(PreparedRequest(request, peer: context.channel.parent?.remoteAddress)),
                 case .answer(let answer) = handling
             else {
                 reading = .routing

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Tracing
 
 /// The connection pool, plus the rule every request-path query follows: answer within `timeout` or fail
 /// with `DeadlineExceeded`, so a request gets a quick 503 instead of hanging while the database is away.
@@ -25,7 +26,7 @@ public struct Database: Sendable {
     /// Runs one statement that only reads, and returns all its rows (request-path results are small).
     /// A statement that changes data goes through `write`.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await measuredWithinTimeout { client, logger in
+        try await measuredWithinTimeout(query.sql) { client, logger in
             try await client.query(query, logger: logger).collect()
         }
     }
@@ -41,7 +42,7 @@ public struct Database: Sendable {
     /// commit is done, and fails if the connection died first. That failure is an outage like any other (a
     /// 503; a client retrying under its Idempotency-Key then finds its pin if the commit did happen).
     public func write(_ statement: PostgresQuery) async throws -> [PostgresRow] {
-        try await measuredWithinTimeout { client, logger in
+        try await measuredWithinTimeout(statement.sql) { client, logger in
             try await client.withConnection { connection in
                 let rows = try await connection.query(statement, logger: logger).collect()
                 try await connection.query("", logger: logger)
@@ -50,12 +51,22 @@ public struct Database: Sendable {
         }
     }
 
-    /// What every statement of the request path goes through: counted and timed, and cut off at `timeout`.
+    /// What every statement of the request path goes through: counted and timed, cut off at `timeout`, and
+    /// traced under the task's trace when traces are on (the span named by its SQL, with its text, whose
+    /// values are parameters and never in it).
     private func measuredWithinTimeout(
-        _ run: @escaping @Sendable (PostgresClient, Logger) async throws -> [PostgresRow]
+        _ sql: String, _ run: @escaping @Sendable (PostgresClient, Logger) async throws -> [PostgresRow]
     ) async throws -> [PostgresRow] {
-        try await OperatorMetrics.query {
-            try await withDeadline(timeout) { [client, logger] in try await run(client, logger) }
+        let measured = { [client, logger, timeout] in
+            try await OperatorMetrics.query {
+                try await withDeadline(timeout) { try await run(client, logger) }
+            }
+        }
+        guard RequestTracing.enabled, let context = ServiceContext.current else { return try await measured() }
+        return try await withSpan(RequestTracing.statementName(sql), context: context, ofKind: .client) { span in
+            span.attributes["db.system.name"] = "postgresql"
+            span.attributes["db.query.text"] = sql
+            return try await measured()
         }
     }
 }

@@ -72,5 +72,6 @@ public enum LogFormat: String, Sendable {
     public func bootstrap(service: String) {
         guard self == .json, !Self.bootstrapped.exchange(true, ordering: .relaxed) else { return }
         LoggingSystem.bootstrap { _ in JSONLogHandler(service: service) }
+        AccessLog.start()
     }
 }

@@ -5,6 +5,7 @@ import NIOHTTP1
 import OnTheMapShared
 import PreparedHTTP
 import ServiceKit
+import Tracing
 
 /// Posting, changing and deleting a pin: the write needs a session, is refused from other sites' pages,
 /// is counted against the account's and the client address's write limit, and reaches locations-service
@@ -34,19 +35,21 @@ struct LocationWriteForwarder: Sendable {
         let requestID: String
         /// The connection's peer: the client, or a proxy in front of it.
         var peer: SocketAddress?
+        /// The request's trace (`ServiceContext.topLevel` when none is recorded).
+        var context: ServiceContext = .topLevel
     }
 
     /// A POST to a StudentLocation mount, or a PUT or DELETE of one pin (`objectId` as sent: `forward`
     /// checks it), answered once its body has arrived.
     func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool) -> PreparedHandling {
         let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
-        let (method, headers) = (request.method, request.headers)
+        let (method, headers, context) = (request.method, request.headers, request.context)
         return .deferred(
             PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop, peer in
                 forward(
                     Write(
                         method: method, objectId: objectId, legacyParse: legacyParse, headers: headers,
-                        body: body, requestID: requestID, peer: peer), on: eventLoop)
+                        body: body, requestID: requestID, peer: peer, context: context), on: eventLoop)
             })
     }
 
@@ -57,7 +60,7 @@ struct LocationWriteForwarder: Sendable {
         guard let token = SessionCookies.token(in: write.headers) else {
             return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
         }
-        return account(for: token, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
+        return account(for: token, context: write.context, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
             guard let account else { return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
             let path: String
             do throws(GatewayError) {
@@ -78,7 +81,7 @@ struct LocationWriteForwarder: Sendable {
                 }
                 return locations.forward(
                     method: write.method, path: path, query: nil, headers: write.headers, body: body,
-                    actor: account.actor, requestID: write.requestID, replayOnly: replayOnly, on: eventLoop
+                    actor: account.actor, requestID: write.requestID, replayOnly: replayOnly, on: eventLoop, context: write.context
                 )
                 .map { answer in
                     if let wait, answer.status == HTTPResponse.Status.preconditionFailed.code {
@@ -117,18 +120,25 @@ struct LocationWriteForwarder: Sendable {
     }
 
     /// The session's account, from this replica's cache without leaving the event loop when it holds the
-    /// session (PostgreSQL is asked at most once a minute per session).
-    private func account(for token: SessionToken, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
+    /// session (PostgreSQL is asked at most once a minute per session). Traced as "session lookup" under the
+    /// request's trace, when one is recorded.
+    private func account(for token: SessionToken, context: ServiceContext, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
+        let span = RequestTracing.enabled ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
+        let found: EventLoopFuture<Account?>
         switch sessions.cachedLookup(token) {
         case .live(let account):
-            return eventLoop.makeSucceededFuture(account)
+            span?.attributes["onthemap.session.cached"] = true
+            found = eventLoop.makeSucceededFuture(account)
         case .malformed:
-            return eventLoop.makeSucceededFuture(nil)
+            found = eventLoop.makeSucceededFuture(nil)
         case .unknown(let digest):
+            span?.attributes["onthemap.session.cached"] = false
             let promise = eventLoop.makePromise(of: Account?.self)
-            promise.completeWithTask { try await sessions.account(digest: digest) }
-            return promise.futureResult
+            promise.completeWithTask { try await ServiceContext.withValue(span?.context ?? context) { try await sessions.account(digest: digest) } }
+            found = promise.futureResult
         }
+        guard let span else { return found }
+        return found.always { _ in span.end() }
     }
 
     /// The service's answer as the client gets it: its status, body and the headers that mean something

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import OnTheMapShared
 import ServiceKit
+import Tracing
 
 /// Calls the locations-service with the internal token. Every call has a time limit; a service that is
 /// down or silent becomes `GatewayError.locationsUnavailable`, never a hang.
@@ -81,10 +82,12 @@ struct LocationsClient: Sendable {
     }
 
     /// `send` on a given event loop (the client connection's, when forwarding from it): the answer arrives
-    /// on that loop. Fails with `GatewayError.locationsUnavailable`.
+    /// on that loop. Fails with `GatewayError.locationsUnavailable`. The hop is traced under `context` (the
+    /// task's trace when nil), and carries it to the service.
     func forward(
         method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
-        actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?
+        actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?,
+        context: ServiceContext? = nil
     ) -> EventLoopFuture<Answer> {
         var outgoing = HTTPHeaders()
         for name in Self.forwardedHeaders {
@@ -96,13 +99,24 @@ struct LocationsClient: Sendable {
         if replayOnly { outgoing.add(name: InternalHeaders.replayOnly, value: "true") }
         let target = path + (query.map { "?" + $0 } ?? "")
         let start = ContinuousClock.now
+        let span =
+            RequestTracing.enabled
+            ? (context ?? ServiceContext.current).map {
+                InstrumentationSystem.tracer.startSpan("locations-service \(method.rawValue)", context: $0, ofKind: .client)
+            } : nil
+        if let span {
+            span.attributes["url.path"] = path
+            RequestTracing.inject(span.context, into: &outgoing)
+        }
         return http.execute(method: method, target: target, headers: outgoing, body: body, timeout: timeout ?? self.timeout, on: eventLoop)
             .map { answer in
                 OperatorMetrics.called("locations-service", result: "ok", since: start)
+                span.map { RequestTracing.end($0, status: answer.status) }
                 return answer
             }
             .flatMapErrorThrowing { [logger] error in
                 OperatorMetrics.called("locations-service", result: "unavailable", since: start)
+                span.map { RequestTracing.end($0, error: error) }
                 logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
                 throw GatewayError.locationsUnavailable
             }

@@ -2,6 +2,7 @@ import OnTheMapShared
 import ServiceKit
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Group commit for new pins: posts that arrive while earlier ones are being written wait and go
 /// together, as one statement and one commit, instead of one transaction each.
@@ -26,6 +27,8 @@ final class PostAppender: Service, Sendable {
     private struct Waiting {
         let post: Post
         let continuation: CheckedContinuation<LogPosition, any Error>
+        /// The posting request's trace, when traces are on.
+        let context: ServiceContext?
     }
 
     private typealias Writer = CheckedContinuation<[Waiting]?, Never>
@@ -53,7 +56,8 @@ final class PostAppender: Service, Sendable {
 
     func append(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
         try await withCheckedThrowingContinuation { continuation in
-            let waiting = Waiting(post: (location, metadata), continuation: continuation)
+            let waiting = Waiting(
+                post: (location, metadata), continuation: continuation, context: RequestTracing.enabled ? ServiceContext.current : nil)
             let handOver = state.withLock { state -> HandOver in
                 guard !state.stopping else { return .refused }
                 state.queue.append(waiting)
@@ -115,9 +119,21 @@ final class PostAppender: Service, Sendable {
         for writer in idle { writer.resume(returning: nil) }
     }
 
+    /// The batch's commit, traced (when traces are on) in the trace of its first post, linked to the others'.
+    private func commit(_ batch: [Waiting]) async throws -> [LogPosition] {
+        guard let first = batch.first?.context else { return try await events.appendPosted(batch.map(\.post)) }
+        return try await withSpan("group commit", context: first, ofKind: .internal) { span in
+            span.attributes["onthemap.batch.size"] = batch.count
+            for other in batch.dropFirst() {
+                if let context = other.context { span.addLink(SpanLink(context: context, attributes: [:])) }
+            }
+            return try await events.appendPosted(batch.map(\.post))
+        }
+    }
+
     private func write(_ batch: [Waiting]) async {
         do {
-            let positions = try await events.appendPosted(batch.map(\.post))
+            let positions = try await commit(batch)
             for (waiting, position) in zip(batch, positions) { waiting.continuation.resume(returning: position) }
         } catch is EventStore.AppendError where batch.count > 1 {
             await withTaskGroup(of: Void.self) { group in

@@ -1,0 +1,246 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import OTel
+import OnTheMapShared
+import PreparedHTTP
+import ServiceLifecycle
+import Synchronization
+import Tracing
+
+/// Traces of requests, exported over OTLP/HTTP (protobuf) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set and
+/// off otherwise: then no span is made at all, not even a no-op one, and each door pays one atomic load.
+///
+/// A request's span starts at whichever door answers it (`traced` before the router,
+/// `RequestTracingMiddleware` in it) and is named after its route. The work it leads to is traced under it:
+/// the session lookup, the hop to locations-service (which carries W3C `traceparent`), the service's own
+/// request, its group commit and each database statement (named by its SQL, whose values are parameters
+/// and never in it). A caller's `traceparent` is taken only from a trusted caller: by the gateway, from a
+/// proxy in `TRUSTED_PROXIES`; by locations-service, from the gateway (every request it serves carries the
+/// internal token). The OpenTelemetry settings (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`,
+/// `OTEL_BSP_SCHEDULE_DELAY`, ...) are read as the specification names them.
+public enum RequestTracing {
+    private static let bootstrapped = Atomic<Bool>(false)
+
+    public static var enabled: Bool { bootstrapped.load(ordering: .relaxed) }
+
+    /// The exporter's background work, once `bootstrap` made one: it runs with the application's services.
+    public static var exporter: (any Service)? { exporterService.withLock { $0 } }
+    private static let exporterService = Mutex<(any Service)?>(nil)
+
+    /// Makes the process's tracer when the environment names an OTLP endpoint; the first call decides.
+    public static func bootstrap(serviceName: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let endpoint = environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ?? environment["OTEL_EXPORTER_OTLP_ENDPOINT"] ?? ""
+        guard !endpoint.isEmpty, !bootstrapped.load(ordering: .relaxed) else { return }
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = serviceName
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        // The exporter's own troubles (a collector away) in the service's log, in its format.
+        configuration.diagnosticLogger = .custom(Logger(label: "otel"))
+        configuration.diagnosticLogLevel = .warning
+        let backend = try OTel.makeTracingBackend(configuration: configuration)
+        InstrumentationSystem.bootstrap(backend.factory)
+        exporterService.withLock { $0 = backend.service }
+        bootstrapped.store(true, ordering: .relaxed)
+    }
+
+    /// The door before the router, traced and logged: each request it answers gets a span named after its
+    /// route, ended once its answer is decided, and an access line; the early answer sees the span's context
+    /// as `request.context`. `trustedCallers` nil: every caller's `traceparent` is taken.
+    public static func traced(_ answer: @escaping PreparedAnswer, trustedCallers: TrustedProxies?) -> PreparedAnswer {
+        { request in
+            guard enabled || AccessLog.enabled else { return answer(request) }
+            var request = request
+            let record = RequestRecord(method: request.method.rawValue, headers: request.headers, peer: request.peer, trustedCallers: trustedCallers)
+            request.context = record.context
+            // Left to the router, which records it in turn: this span is dropped unended, so never exported.
+            guard let (handling, route) = answer(request) else { return nil }
+            switch handling {
+            case .answer(let response):
+                record.finish(route: route, status: response.status.code, answerHeaders: response.headers)
+                return (handling, route)
+            case .deferred(let deferral):
+                let traced = PreparedDeferral(bodyLimit: deferral.bodyLimit) { body, eventLoop, peer in
+                    deferral.respond(body, eventLoop, peer).always { result in
+                        switch result {
+                        case .success(let response): record.finish(route: route, status: response.status.code, answerHeaders: response.headers)
+                        case .failure(let error): record.finish(route: route, status: 500, error: error)
+                        }
+                    }
+                }
+                return (.deferred(traced), route)
+            case .stream(let opening):
+                record.finish(route: route, status: 200, answerHeaders: opening.headers)
+                return (handling, route)
+            }
+        }
+    }
+
+    /// The context a trusted caller's `traceparent` names, or none.
+    static func parentContext(_ headers: HTTPHeaders, peer: SocketAddress?, trusted: TrustedProxies) -> ServiceContext {
+        guard let address = peer?.ipAddress, trusted.contains(address) else { return .topLevel }
+        return callersContext(headers)
+    }
+
+    static func callersContext(_ headers: HTTPHeaders) -> ServiceContext {
+        var context = ServiceContext.topLevel
+        InstrumentationSystem.instrument.extract(headers, into: &context, using: HTTPHeadersPropagation())
+        return context
+    }
+
+    /// Adds the W3C trace headers of `context` to a request going out.
+    public static func inject(_ context: ServiceContext, into headers: inout HTTPHeaders) {
+        InstrumentationSystem.instrument.inject(context, into: &headers, using: HTTPHeadersPropagation())
+    }
+
+    /// Ends a span with the status its work answered (an error from 500).
+    public static func end(_ span: any Span, status: Int) {
+        span.attributes["http.response.status_code"] = status
+        if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+        span.end()
+    }
+
+    public static func end(_ span: any Span, error: any Error) {
+        span.recordError(error)
+        span.setStatus(SpanStatus(code: .error))
+        span.end()
+    }
+
+    /// A database statement's span name: what it changes, or else reads, and the table ("INSERT
+    /// locations.events", "SELECT auth.sessions"); its first word alone when it names no table.
+    public static func statementName(_ sql: String) -> String {
+        let words = sql.split(whereSeparator: { $0.isWhitespace || "(),;".contains($0) }).map { $0.uppercased() }
+        let original = sql.split(whereSeparator: { $0.isWhitespace || "(),;".contains($0) }).map(String.init)
+        /// The table named at `index`, if a name is there (not a subquery, a function or a clause).
+        func table(at index: Int) -> String? {
+            guard words.indices.contains(index), original[index].first?.isLetter == true,
+                !["SELECT", "UNNEST", "LATERAL", "SET", "ONLY"].contains(words[index])
+            else { return nil }
+            return original[index]
+        }
+        for index in words.indices {
+            let previous = index > 0 ? words[index - 1] : ""
+            switch (previous, words[index]) {
+            case ("INSERT", "INTO"): if let name = table(at: index + 1) { return "INSERT \(name)" }
+            case ("DELETE", "FROM"): if let name = table(at: index + 1) { return "DELETE \(name)" }
+            case (let before, "UPDATE") where before != "DO" && before != "FOR": if let name = table(at: index + 1) { return "UPDATE \(name)" }
+            default: continue
+            }
+        }
+        if let from = words.firstIndex(of: "FROM"), let name = table(at: from + 1) { return "\(words[0]) \(name)" }
+        return words.first ?? "statement"
+    }
+}
+
+/// The router's door, traced and logged: each request gets a span named after its route (under the span of
+/// a trusted caller's `traceparent`; every caller's when `trustedCallers` is nil, for a service that
+/// authenticates its callers) and an access line.
+public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
+    let trustedCallers: TrustedProxies?
+
+    public init(trustedCallers: TrustedProxies?) {
+        self.trustedCallers = trustedCallers
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard RequestTracing.enabled || AccessLog.enabled else { return try await next(request, context) }
+        var headers = HTTPHeaders()
+        for name in ["traceparent", "tracestate", InternalHeaders.requestID, "X-Forwarded-For"] {
+            for value in request.headers[values: HTTPField.Name(name)!] { headers.add(name: name, value: value) }
+        }
+        let peer = (context as? any PreparedRequestContext)?.remoteAddress
+        let record = RequestRecord(method: request.method.rawValue, headers: headers, peer: peer, trustedCallers: trustedCallers)
+        do {
+            let response = try await ServiceContext.withValue(record.context) { try await next(request, context) }
+            record.finish(route: route(request, context), status: response.status.code, answerHeaders: response.headers)
+            return response
+        } catch let error as any HTTPResponseError {
+            record.finish(route: route(request, context), status: error.status.code)
+            throw error
+        } catch {
+            record.finish(route: route(request, context), status: 500, error: error)
+            throw error
+        }
+    }
+
+    private func route(_ request: Request, _ context: Context) -> String {
+        "\(request.method) \(context.endpointPath ?? "NotFound")"
+    }
+}
+
+/// One request as its door records it: its span, when traces are on, and its access line, when
+/// `LOG_FORMAT=json`.
+struct RequestRecord: Sendable {
+    let span: (any Span)?
+    let context: ServiceContext
+    let start = ContinuousClock.now
+    let requestID: String?
+    let client: String?
+
+    init(method: String, headers: HTTPHeaders, peer: SocketAddress?, trustedCallers: TrustedProxies?) {
+        if RequestTracing.enabled {
+            let parent: ServiceContext
+            if let trustedCallers {
+                parent = RequestTracing.parentContext(headers, peer: peer, trusted: trustedCallers)
+            } else {
+                parent = RequestTracing.callersContext(headers)
+            }
+            let span = InstrumentationSystem.tracer.startSpan(method, context: parent, ofKind: .server)
+            span.attributes["http.request.method"] = method
+            (self.span, context) = (span, span.context)
+        } else {
+            (span, context) = (nil, .topLevel)
+        }
+        requestID = headers.first(name: InternalHeaders.requestID)
+        client = (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers)
+    }
+
+    /// The answer is decided: the span ends, named after the route, and the access line is written (with
+    /// the request id the answer carries, or else the one the request did).
+    func finish(route: String, status: Int, answerHeaders: HTTPFields = [:], error: (any Error)? = nil) {
+        if let span {
+            span.operationName = route
+            if let error { span.recordError(error) }
+            RequestTracing.end(span, status: status)
+        }
+        AccessLog.line(
+            route: route, status: status, since: start, requestID: answerHeaders[HTTPField.Name(InternalHeaders.requestID)!] ?? requestID,
+            traceID: context.otelTraceID, client: client)
+    }
+}
+
+/// `LOG_FORMAT=json`: one line per request answered, at either door (route, status, duration, request id,
+/// trace id, client address), at level info.
+public enum AccessLog {
+    private static let on = Atomic<Bool>(false)
+    static var enabled: Bool { on.load(ordering: .relaxed) }
+    private static let logger = {
+        var logger = Logger(label: "access")
+        logger.logLevel = .info
+        return logger
+    }()
+
+    static func start() { on.store(true, ordering: .relaxed) }
+
+    static func line(route: String, status: Int, since start: ContinuousClock.Instant, requestID: String?, traceID: String?, client: String?) {
+        guard enabled else { return }
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        var metadata: Logger.Metadata = [
+            "route": "\(route)", "status": "\(status)", "duration_ms": "\(String(format: "%.3f", milliseconds))",
+            "request_id": "\(requestID ?? "-")", "client": "\(client ?? "-")",
+        ]
+        if let traceID { metadata["trace_id"] = "\(traceID)" }
+        logger.info("request", metadata: metadata)
+    }
+}
+
+/// W3C trace headers read from and written to NIO's headers.
+struct HTTPHeadersPropagation: Extractor, Injector {
+    func extract(key: String, from carrier: HTTPHeaders) -> String? { carrier.first(name: key) }
+    func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) { carrier.replaceOrAdd(name: key, value: value) }
+}
