@@ -11,7 +11,7 @@ public enum Compaction {
     public struct EarlierTransactionsRunning: Error, CustomStringConvertible {
         public let transactions: [String]
         public var description: String {
-            "transactions that began before compaction still run, and their row versions would be kept: "
+            "transactions whose snapshots are older than compaction still run, and their row versions would be kept: "
                 + transactions.joined(separator: "; ") + ". End them (pg_terminate_backend) or wait, then compact again."
         }
     }
@@ -43,19 +43,27 @@ public enum Compaction {
         }
     }
 
-    /// A transaction of this database that began before the rewrite: while it runs, a rewrite must copy
-    /// every row version it may still read, so an erasure that committed after it began is kept in the new
-    /// files, and so are the statistics our `ANALYZE` just replaced in `pg_statistic` (they sample the rows
-    /// as they were); and an automatic `ANALYZE` that began before the erasure samples the rows being
-    /// deleted and writes them to `pg_statistic` when it ends. Compaction waits, up to `wait`, for each such transaction to end.
-    /// Other roles' transactions (autovacuum's too) are visible only to a superuser or `pg_read_all_stats`.
+    /// A transaction of this database whose snapshot is older than the rewrite: while it runs, a rewrite
+    /// must copy every row version it may still read, so an erasure that committed after its snapshot was
+    /// taken is kept in the new files, and so are the statistics our `ANALYZE` just replaced in
+    /// `pg_statistic` (they sample the rows as they were); and an automatic `ANALYZE` that began before the
+    /// erasure samples the rows being deleted and writes them to `pg_statistic` when it ends. A snapshot
+    /// taken after the erasure can be as old, too, the rewrite's own among them: its horizon is the oldest
+    /// transaction then writing anywhere on the server, other databases' included. So compaction takes a
+    /// transaction id of its own after its `ANALYZE`, and waits, up to `wait`, until no transaction of this
+    /// database has a snapshot from before it (autovacuum's own `VACUUM`, which holds no row back, aside)
+    /// and no transaction anywhere that writes has been writing since before it. Other roles' transactions
+    /// (autovacuum's too) are visible only to a superuser or `pg_read_all_stats`.
     static func awaitEarlierTransactions(on client: PostgresClient, logger: Logger, wait: Duration) async throws {
         let started = ContinuousClock.now
-        let since = try await client.query("SELECT statement_timestamp()::text", logger: logger).collect().first?.decode(String.self) ?? ""
+        let marker = try await client.query("SELECT pg_current_xact_id()::text", logger: logger).collect().first?.decode(String.self) ?? "0"
         let query: PostgresQuery = """
-            SELECT pid, backend_type, coalesce(application_name, ''), xact_start::text FROM pg_stat_activity
-            WHERE datname = current_database() AND pid <> pg_backend_pid()
-              AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND xact_start < \(since)::timestamptz
+            WITH mark AS (SELECT age((\(marker)::bigint % 4294967296)::text::xid) AS age)
+            SELECT pid, backend_type, coalesce(application_name, ''), coalesce(xact_start::text, '') FROM pg_stat_activity, mark
+            WHERE pid <> pg_backend_pid() AND (
+                age(backend_xid) > mark.age
+                OR datname = current_database() AND age(backend_xmin) > mark.age
+                   AND NOT (backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM%' AND query NOT LIKE '%ANALYZE%'))
             """
         var reported = started
         while true {
@@ -67,7 +75,7 @@ public enum Compaction {
             let now = ContinuousClock.now
             if now - started >= wait { throw EarlierTransactionsRunning(transactions: running) }
             if now - reported >= .seconds(5) {
-                logger.notice("compaction waits for transactions that began before it", metadata: ["transactions": "\(running)"])
+                logger.notice("compaction waits for transactions whose snapshots are older than it", metadata: ["transactions": "\(running)"])
                 reported = now
             }
             try await Task.sleep(for: .milliseconds(100))
