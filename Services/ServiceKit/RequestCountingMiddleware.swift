@@ -77,7 +77,7 @@ public struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddlewa
         let start = ContinuousClock.now
         let status: HTTPResponse.Status
         defer {
-            counters.answered(route: "\(request.method) \(context.endpointPath ?? "NotFound")", status: status, since: start, door: .router)
+            counters.answered(route: context.route(of: request), status: status, since: start, door: .router)
         }
         do {
             let response = try await next(request, context)
@@ -90,5 +90,13 @@ public struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddlewa
             status = .internalServerError
             throw error
         }
+    }
+}
+
+extension RequestContext {
+    /// The route a request the router took is known by in metrics, traces and access lines: its method and
+    /// the matched pattern (`PUT /v1/StudentLocation/{objectId}`), never the raw path.
+    public func route(of request: Request) -> String {
+        "\(request.method) \(endpointPath ?? "NotFound")"
     }
 }

@@ -113,8 +113,8 @@ public enum RequestTracing {
     /// A database statement's span name: what it changes, or else reads, and the table ("INSERT
     /// locations.events", "SELECT auth.sessions"); its first word alone when it names no table.
     public static func statementName(_ sql: String) -> String {
-        let words = sql.split(whereSeparator: { $0.isWhitespace || "(),;".contains($0) }).map { $0.uppercased() }
         let original = sql.split(whereSeparator: { $0.isWhitespace || "(),;".contains($0) }).map(String.init)
+        let words = original.map { $0.uppercased() }
         /// The table named at `index`, if a name is there (not a subquery, a function or a clause).
         func table(at index: Int) -> String? {
             guard words.indices.contains(index), original[index].first?.isLetter == true,
@@ -156,19 +156,15 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
         let record = RequestRecord(method: request.method.rawValue, headers: headers, peer: peer, trustedCallers: trustedCallers)
         do {
             let response = try await ServiceContext.withValue(record.context) { try await next(request, context) }
-            record.finish(route: route(request, context), status: response.status.code, answerHeaders: response.headers)
+            record.finish(route: context.route(of: request), status: response.status.code, answerHeaders: response.headers)
             return response
         } catch let error as any HTTPResponseError {
-            record.finish(route: route(request, context), status: error.status.code)
+            record.finish(route: context.route(of: request), status: error.status.code)
             throw error
         } catch {
-            record.finish(route: route(request, context), status: 500, error: error)
+            record.finish(route: context.route(of: request), status: 500, error: error)
             throw error
         }
-    }
-
-    private func route(_ request: Request, _ context: Context) -> String {
-        "\(request.method) \(context.endpointPath ?? "NotFound")"
     }
 }
 
