@@ -24,6 +24,14 @@ import Testing
         router.post("session") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 4096)
             let json = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+            if let facebook = json?["facebook_mobile"] as? [String: String] {
+                guard facebook["access_token"] == Self.facebookToken else {
+                    return text(#"{"status":403,"error":"Account not found or invalid credentials."}"#, status: .forbidden)
+                }
+                return text(
+                    #"{"account":{"registered":true,"key":"\#(Self.facebookKey)"},"session":{"id":"1457628510Sf48f2ad4cd3fb317fb8e028488694088","expiration":"2015-05-10T16:48:30.760460Z"}}"#
+                )
+            }
             let credentials = json?["udacity"] as? [String: String] ?? [:]
             switch credentials["username"] {
             case "slow@udacity.com":
@@ -53,12 +61,19 @@ import Testing
             let user = #"{"first_name":"Jarrod","last_name":"\#(last)","key":"\#(key)","nickname":"Jarrod"}"#
             // An older answer too: the user wrapped in "user" alone.
             if key == String(Self.numberedKey) { return text(#"{"user":{"first_name":"Ada","last_name":7}}"#) }
+            if key == Self.facebookKey {
+                return text(
+                    #"{"first_name":"Grace","last_name":"Hopper","key":"\#(key)","email":{"address":"grace@facebook.example","_verified":true}}"#)
+            }
             return text(#"{"first_name":"Jarrod","last_name":"\#(last)","key":"\#(key)","user":\#(user)}"#)
         }
         return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     }
 
     static let renamedKey = "5550001111"
+    static let facebookKey = "7700000001"
+    /// What Facebook's SDK gave the app, and the app sent to Udacity.
+    static let facebookToken = "EAAFdCVhZBAOwBAJZBZCE4MHfdZC9ZBsjZAq6ZAZBh8ZD"
     static let numberedKey = 4_000_000_001
 
     final class ProfileReads: Sendable {
@@ -112,6 +127,50 @@ import Testing
             #expect(pin.json["lastName"] as? String == "Parkes")
             let profile = try await client.send(.get, "/v1/users/me", headers: [bearer])
             #expect(profile.json["last_name"] as? String == "Parkes")
+        }
+    }
+
+    @Test func aFacebookLoginIsPassedToTheUpstreamAndOpensOurSession() async throws {
+        try await Self.withUdacityGateway { client in
+            // As the apps with a Facebook button sent it: pretty-printed, on the older path.
+            let body = "{\n  \"facebook_mobile\" : {\n    \"access_token\" : \"\(Self.facebookToken)\"\n  }\n}"
+            let login = try await client.send(.post, "/api/session", body: body)
+            #expect(login.status == .ok)
+            #expect(login.body.hasPrefix(Self.prefix))
+            #expect((login.json["account"] as? [String: Any])?["key"] as? String == Self.facebookKey)
+            #expect((login.json["account"] as? [String: Any])?["registered"] as? Bool == true)
+            let token = try #require((login.json["session"] as? [String: Any])?["id"] as? String)
+            #expect(token != "1457628510Sf48f2ad4cd3fb317fb8e028488694088", "the session is ours, not Udacity's")
+            #expect(login.headers[values: .setCookie].contains { $0.hasPrefix("XSRF-TOKEN=") })
+
+            let bearer = HTTPField(name: .authorization, value: "Bearer \(token)")
+            let post = try await client.send(
+                .post, "/v1/StudentLocation",
+                body: #"{"mapString":"Arlington, Virginia","mediaURL":"https://navy.mil","latitude":38.88,"longitude":-77.1}"#,
+                headers: [bearer])
+            let id = try #require(post.json["objectId"] as? String)
+            let pin = try await client.send(.get, "/v1/StudentLocation/\(id)")
+            #expect(pin.json["uniqueKey"] as? String == Self.facebookKey)
+            #expect(pin.json["firstName"] as? String == "Grace")
+            #expect(pin.json["lastName"] as? String == "Hopper")
+            let profile = try await client.send(.get, "/v1/users/me", headers: [bearer])
+            #expect((profile.json["email"] as? [String: Any])?["address"] as? String == "grace@facebook.example")
+        }
+    }
+
+    @Test func aFacebookTokenTheUpstreamRefusesIs403AndAMissingOneIs400() async throws {
+        try await Self.withUdacityGateway { client in
+            let wrong = try await client.send(.post, "/v1/session", body: #"{"facebook_mobile":{"access_token":"EAAExpired"}}"#)
+            #expect(wrong.status == .forbidden)
+            #expect(wrong.body == Self.prefix + #"{"status":403,"error":"Account not found or invalid credentials."}"#)
+            #expect(!wrong.headers[values: .setCookie].contains { $0.hasPrefix("XSRF-TOKEN=") })
+
+            let missing = try await client.send(.post, "/v1/session", body: #"{"facebook_mobile":{}}"#)
+            #expect(missing.status == .badRequest)
+            #expect(missing.json["parameter"] as? String == "facebook_mobile.access_token")
+            let long = String(repeating: "E", count: 5000)
+            let tooLong = try await client.send(.post, "/v1/session", body: #"{"facebook_mobile":{"access_token":"\#(long)"}}"#)
+            #expect(tooLong.status == .badRequest)
         }
     }
 

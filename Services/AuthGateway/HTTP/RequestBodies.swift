@@ -29,17 +29,20 @@ struct LoginBody: Decodable {
     }
 
     struct Credential: Decodable {
-        enum CodingKeys: CodingKey {
+        enum CodingKeys: String, CodingKey {
             case username
             case password
+            case accessToken = "access_token"
         }
         var username: String?
         var password: String?
+        var accessToken: String?
 
         init(from decoder: any Decoder) throws {
             let fields = try decoder.container(keyedBy: CodingKeys.self)
             username = fields.stringIfPresent(.username)
             password = fields.stringIfPresent(.password)
+            accessToken = fields.stringIfPresent(.accessToken)
         }
     }
 
@@ -47,11 +50,16 @@ struct LoginBody: Decodable {
     var kinds: [Kind]
     /// The `udacity` credential, if it is an object.
     var udacity: Credential?
+    /// `facebook_mobile.access_token`, if it is a string.
+    var facebookAccessToken: String?
+
+    static let maximumAccessTokenBytes = 4096
 
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: Kind.self)
         kinds = Kind.allCases.filter { fields.contains($0) }
         udacity = try? fields.decode(Credential.self, forKey: .udacity)
+        facebookAccessToken = (try? fields.decode(Credential.self, forKey: .facebookMobile))?.accessToken
     }
 }
 

@@ -14,8 +14,8 @@ struct SessionController: Sendable {
     }
 
     @Sendable func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let (username, password) = try Self.credentials(try await readJSONBody(request, as: LoginBody.self))
-        let opened = try await sessions.login(username: username, password: password, address: context.clientAddress)
+        let credential = try Self.credential(try await readJSONBody(request, as: LoginBody.self))
+        let opened = try await sessions.login(credential, address: context.clientAddress)
         var json = JSONWriter()
         json.beginObject()
         SessionWire.writeAccount(opened.account, to: &json)
@@ -49,10 +49,17 @@ struct SessionController: Sendable {
         return SessionWire.response(json.buffer, headers: headers)
     }
 
-    /// `{"udacity": {"username": …, "password": …}}`; `facebook_mobile` is recognised and refused.
-    static func credentials(_ body: LoginBody) throws(GatewayError) -> (EmailAddress, String) {
+    /// `{"udacity": {"username": …, "password": …}}` or `{"facebook_mobile": {"access_token": …}}`.
+    static func credential(_ body: LoginBody) throws(GatewayError) -> Credential {
         guard body.kinds.count == 1 else { throw .notExactlyOneCredential }
-        if body.kinds == [.facebookMobile] { throw .unsupportedCredential("Facebook") }
+        if body.kinds == [.facebookMobile] {
+            guard let token = body.facebookAccessToken, !token.isEmpty else { throw .missingParameter("facebook_mobile.access_token") }
+            // Facebook's tokens are a few hundred bytes of letters and digits.
+            guard token.utf8.count <= LoginBody.maximumAccessTokenBytes else {
+                throw .tooLong(parameter: "facebook_mobile.access_token", limit: LoginBody.maximumAccessTokenBytes)
+            }
+            return .facebook(accessToken: token)
+        }
         guard let username = body.udacity?.username, !username.isEmpty else { throw .missingParameter("udacity.username") }
         guard let password = body.udacity?.password, !password.isEmpty else { throw .missingParameter("udacity.password") }
         // PostgreSQL text cannot hold NUL, and no account has it in its name or password.
@@ -62,6 +69,6 @@ struct SessionController: Sendable {
         guard email.text.utf8.count <= EmailAddress.maximumBytes else {
             throw .tooLong(parameter: "udacity.username", limit: EmailAddress.maximumBytes)
         }
-        return (email, password)
+        return .password(username: email, password: password)
     }
 }

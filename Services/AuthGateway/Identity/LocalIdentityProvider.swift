@@ -24,8 +24,10 @@ struct LocalIdentityProvider: IdentityProvider {
     }
 
     var allowsSignUp: Bool { true }
+    var acceptsFacebook: Bool { false }
 
-    func authenticate(username: EmailAddress, password: String) async throws(LoginError) -> Account {
+    func authenticate(_ credential: Credential) async throws(LoginError) -> Account {
+        guard case .password(let username, let password) = credential else { throw .invalidCredentials }
         let found: (account: Account, passwordHash: String)?
         do {
             found = try await accounts.local(emailKey: username.key)

@@ -17,7 +17,12 @@ struct Sessions: Sendable {
         let expiresAt: Timestamp
     }
 
-    func login(username: EmailAddress, password: String, address: String?) async throws -> Opened {
+    func login(_ credential: Credential, address: String?) async throws -> Opened {
+        var username: EmailAddress?
+        switch credential {
+        case .password(let name, _): username = name
+        case .facebook: guard provider.acceptsFacebook else { throw GatewayError.unsupportedCredential("Facebook") }
+        }
         // Admitted before the password is checked: once throttled, even the right password waits out the window.
         let attempt: LoginThrottle.Attempt
         switch try await throttle.admitLogin(account: username, address: address) {
@@ -26,7 +31,7 @@ struct Sessions: Sendable {
         }
         let account: Account
         do {
-            account = try await provider.authenticate(username: username, password: password)
+            account = try await provider.authenticate(credential)
         } catch .invalidCredentials {
             throw GatewayError.invalidCredentials
         } catch {

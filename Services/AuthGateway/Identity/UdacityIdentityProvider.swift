@@ -16,14 +16,24 @@ struct UdacityIdentityProvider: IdentityProvider {
     let logger: Logger
 
     var allowsSignUp: Bool { false }
+    /// Udacity's API took the token the apps got from Facebook's SDK, and so may an upstream that speaks it.
+    var acceptsFacebook: Bool { true }
 
-    func authenticate(username: EmailAddress, password: String) async throws(LoginError) -> Account {
+    func authenticate(_ credential: Credential) async throws(LoginError) -> Account {
+        // The credential is sent on as the apps sent it to Udacity.
         var body = JSONWriter()
         body.beginObject()
-        body.key("udacity")
-        body.beginObject()
-        body.field("username", username.text)
-        body.field("password", password)
+        switch credential {
+        case .password(let username, let password):
+            body.key("udacity")
+            body.beginObject()
+            body.field("username", username.text)
+            body.field("password", password)
+        case .facebook(let accessToken):
+            body.key("facebook_mobile")
+            body.beginObject()
+            body.field("access_token", accessToken)
+        }
         body.endObject()
         body.endObject()
         let (status, session) = try await call("POST", "/session", body: body.buffer, reading: SessionAnswer.self)
@@ -40,9 +50,10 @@ struct UdacityIdentityProvider: IdentityProvider {
             "GET", "/users/\(key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? key)", body: nil,
             reading: UserAnswer.self)
         guard userStatus == 200 else { throw .upstreamFailed(status: userStatus) }
-        let account = Account(
-            key: key, provider: "udacity", email: username.text,
-            firstName: user?.firstName ?? "", lastName: user?.lastName ?? "")
+        // A Facebook login names no address: the profile's is taken, as it is for every login.
+        var email = user?.email ?? ""
+        if case .password(let username, _) = credential { email = username.text }
+        let account = Account(key: key, provider: "udacity", email: email, firstName: user?.firstName ?? "", lastName: user?.lastName ?? "")
         do {
             try await accounts.upsertExternal(account)
         } catch {
@@ -97,15 +108,18 @@ extension UdacityIdentityProvider {
         }
     }
 
-    /// What the gateway reads of `GET /users/{key}`'s answer: the names, which may be missing.
+    /// What the gateway reads of `GET /users/{key}`'s answer: the names and the address, which may be missing.
     struct UserAnswer: Decodable {
         enum CodingKeys: String, CodingKey {
             case user
             case firstName = "first_name"
             case lastName = "last_name"
+            case email
+            case address
         }
         var firstName: String?
         var lastName: String?
+        var email: String?
 
         init(from decoder: any Decoder) throws {
             let answer = try decoder.container(keyedBy: CodingKeys.self)
@@ -113,6 +127,7 @@ extension UdacityIdentityProvider {
             let user = (try? answer.nestedContainer(keyedBy: CodingKeys.self, forKey: .user)) ?? answer
             firstName = user.stringIfPresent(.firstName)
             lastName = user.stringIfPresent(.lastName)
+            email = (try? user.nestedContainer(keyedBy: CodingKeys.self, forKey: .email))?.stringIfPresent(.address)
         }
     }
 }

@@ -37,10 +37,11 @@ struct LoginThrottle: Sendable {
     static func addressSubject(_ address: String) -> String { "address:" + address }
     static func signUpSubject(_ address: String) -> String { "signup:" + address }
 
-    /// Admits a login for this account from this address and counts it as a failure, or says how many
-    /// seconds to wait.
-    func admitLogin(account: EmailAddress, address: String?) async throws -> Admission {
-        var limits = [(Self.accountSubject(account), policy.failuresPerAccount)]
+    /// Admits a login for this account (nil when the credential names none, as a token does) from this
+    /// address and counts it as a failure, or says how many seconds to wait.
+    func admitLogin(account: EmailAddress?, address: String?) async throws -> Admission {
+        var limits: [(String, Int)] = []
+        if let account { limits.append((Self.accountSubject(account), policy.failuresPerAccount)) }
         if let address { limits.append((Self.addressSubject(address), policy.failuresPerAddress)) }
         let attempt = Attempt(id: UUID(), subjects: limits.map(\.0))
         if let seconds = try await count(attempt, limits: limits.map(\.1), window: policy.window) {
@@ -58,8 +59,8 @@ struct LoginThrottle: Sendable {
 
     /// The password was right: the attempt was no failure, and the account's earlier typos are forgiven
     /// (the address keeps its record).
-    func succeeded(_ attempt: Attempt, account: EmailAddress) async throws {
-        try await failures.remove(attempt, forgiving: Self.accountSubject(account))
+    func succeeded(_ attempt: Attempt, account: EmailAddress?) async throws {
+        try await failures.remove(attempt, forgiving: account.map(Self.accountSubject))
     }
 
     /// The password could not be checked (the identity provider failed): the attempt is no failure either.
