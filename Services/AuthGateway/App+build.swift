@@ -74,7 +74,8 @@ func buildRouter(
     try OpenAPIController.bundled().addRoutes(to: router)
     let page = WebClientFiles.PageSettings(
         tileURL: configuration.tileURL, identityProvider: configuration.identityProvider.rawValue,
-        signUpURL: configuration.identityProvider == .udacity ? WebClientFiles.udacitySignUpURL : nil)
+        signUpURL: configuration.identityProvider == .udacity ? WebClientFiles.udacitySignUpURL : nil,
+        signInProvider: configuration.oidc?.providerName)
     let webFiles = try WebClientFiles.load(
         clientDirectory: WebClientBundle.directory, leafletDirectory: configuration.leafletDirectory,
         page: page, logger: logger)
@@ -86,6 +87,11 @@ func buildRouter(
         SessionController(sessions: parts.sessions, lifetime: configuration.sessionLifetime).addRoutes(to: session)
         let users = router.group("\(base)/users").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
         UsersController(accounts: parts.accounts, sessions: parts.sessions).addRoutes(to: users)
+    }
+    if let signIn = parts.signIn {
+        SignInController(signIn: signIn, lifetime: configuration.sessionLifetime).addRoutes(
+            pages: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .page)),
+            api: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true))))
     }
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
     let local = parts.local
@@ -134,6 +140,8 @@ struct GatewayParts {
     let writes: LocationWriteForwarder
     let events: EventsController
     let erasures: Erasures
+    /// Sign-in with the OpenID Connect provider, when one is configured.
+    let signIn: OIDCSignIn?
 
     init(
         _ configuration: GatewayConfiguration, client: PostgresClient, registry: PrometheusCollectorRegistry,
@@ -206,6 +214,13 @@ struct GatewayParts {
             trustedProxies: configuration.limits.trustedProxies)
         events = EventsController(feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies)
         erasures = Erasures(accounts: accounts, sessions: sessions, locations: locations, latest: latest, logger: logger)
+        if let settings = configuration.oidc {
+            signIn = OIDCSignIn(
+                issuer: OIDCIssuer(settings: settings, httpClient: httpClient, timeout: .init(configuration.upstreamTimeout), logger: logger),
+                store: stores.signIns, accounts: stores.accounts, sessions: sessions, clock: clock, logger: logger)
+        } else {
+            signIn = nil
+        }
     }
 }
 

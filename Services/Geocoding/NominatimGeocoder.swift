@@ -54,25 +54,9 @@ public struct NominatimGeocoder: Geocoder {
     }
 
     func url(for query: String, limit: Int) -> String {
-        "\(searchURL)?q=\(Self.percentEncoded(query))&format=jsonv2&addressdetails=1&limit=\(limit)"
+        "\(searchURL)?q=\(PercentEncoding.component(query))&format=jsonv2&addressdetails=1&limit=\(limit)"
     }
 
-    /// Query-component encoding of UTF-8 bytes: only RFC 3986's unreserved characters stay as they are,
-    /// so "&", "+", "#" and non-ASCII letters all reach the upstream intact.
-    static func percentEncoded(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var encoded: [UInt8] = []
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                encoded.append(byte)
-            default:
-                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: encoded, as: UTF8.self)
-    }
 }
 
 /// Translates what the HTTP client throws into the upstream errors the gateway knows how to answer.

@@ -9,6 +9,12 @@ public struct Reply: Sendable {
     public let headers: HTTPFields
     public let body: String
 
+    public init(status: HTTPResponse.Status, headers: HTTPFields, body: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     /// The body's JSON object, after the session API's 5-byte prefix when there is one.
     public var json: [String: Any] {
         let text = body.hasPrefix(")]}'\n") ? String(body.dropFirst(5)) : body

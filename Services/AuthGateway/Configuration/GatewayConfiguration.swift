@@ -38,6 +38,8 @@ struct GatewayConfiguration: Sendable {
     var tls: TLSCertificates?
     /// How often every live stream gets a comment line, so that proxies keep a quiet one open.
     var liveHeartbeat: Duration = .seconds(15)
+    /// Sign-in with an OpenID Connect provider, beside the identity provider's logins (`OIDC_ISSUER`...).
+    var oidc: OIDCSettings?
 
     static let defaultStreamsPerClient = 32
 
@@ -48,7 +50,8 @@ struct GatewayConfiguration: Sendable {
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
-    /// `MAX_STREAMS_PER_CLIENT`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST` and `WRITE_INTERVAL`.
+    /// `MAX_STREAMS_PER_CLIENT`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`, and
+    /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
         let locationsText = try reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081")
@@ -81,6 +84,7 @@ struct GatewayConfiguration: Sendable {
         configuration.writeLimit.burst = try reader.positiveInteger("WRITE_BURST", default: configuration.writeLimit.burst)
         configuration.writeLimit.interval = try duration("WRITE_INTERVAL", reader["WRITE_INTERVAL"]) ?? configuration.writeLimit.interval
         configuration.tls = try reader.tlsCertificates()
+        configuration.oidc = try OIDCSettings(reader)
         return configuration
     }
 
@@ -107,4 +111,58 @@ struct GatewayConfiguration: Sendable {
         else { throw ConfigurationError("\(name) must be an http(s) URL, got \"\(text)\"") }
         return text.hasSuffix("/") ? String(text.dropLast()) : text
     }
+}
+
+/// An OpenID Connect provider students sign in with: its issuer, the gateway's registration there, and
+/// where browsers reach the gateway, which the provider sends them back to.
+struct OIDCSettings: Sendable {
+    var issuer: String
+    var clientID: String
+    var clientSecret: String
+    /// What the login page's button says: "Log in with <name>".
+    var providerName: String
+    /// `PUBLIC_URL`, without a trailing slash: what students type to reach the gateway.
+    var publicURL: String
+
+    /// Discovery §4: the issuer's path, without a trailing slash, then the well-known name.
+    var discoveryURL: String { (issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer) + "/.well-known/openid-configuration" }
+
+    /// The address to register with the provider as the client's redirect URI.
+    var redirectURI: String { publicURL + Self.callbackPath }
+    static let callbackPath = "/v1/auth/oidc/callback"
+
+    init(issuer: String, clientID: String, clientSecret: String, providerName: String, publicURL: String) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.providerName = providerName
+        self.publicURL = publicURL
+    }
+
+    /// nil when `OIDC_ISSUER` is unset; with it, the client's id and secret and `PUBLIC_URL` are required.
+    init?(_ reader: EnvironmentReader) throws(ConfigurationError) {
+        guard let issuer = reader["OIDC_ISSUER"] else { return nil }
+        guard let url = URLComponents(string: issuer), let scheme = url.scheme, let host = url.host, !host.isEmpty,
+            scheme == "https" || (scheme == "http" && Self.isLoopback(host)), url.query == nil, url.fragment == nil
+        else {
+            throw ConfigurationError(
+                "OIDC_ISSUER must be the issuer's https URL (http only on loopback), such as https://accounts.google.com; got \"\(issuer)\"")
+        }
+        let publicText = try reader.required("PUBLIC_URL", example: "https://map.example.edu")
+        guard let publicURL = URLComponents(string: publicText), let publicScheme = publicURL.scheme, ["http", "https"].contains(publicScheme),
+            publicURL.host?.isEmpty == false, publicURL.path.isEmpty || publicURL.path == "/", publicURL.query == nil
+        else {
+            throw ConfigurationError(
+                "PUBLIC_URL must be the http(s) address students reach the gateway at, such as https://map.example.edu; got \"\(publicText)\"")
+        }
+        self.init(
+            // Kept as given: an issuer is compared with the tokens' `iss` exactly, trailing slash and all.
+            issuer: issuer,
+            clientID: try reader.required("OIDC_CLIENT_ID", example: "on-the-map"),
+            clientSecret: try reader.required("OIDC_CLIENT_SECRET", example: "the secret the provider gave at registration"),
+            providerName: reader["OIDC_PROVIDER_NAME"] ?? host,
+            publicURL: publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText)
+    }
+
+    private static func isLoopback(_ host: String) -> Bool { host == "localhost" || host.hasPrefix("127.") || host == "[::1]" || host == "::1" }
 }

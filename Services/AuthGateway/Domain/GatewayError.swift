@@ -20,6 +20,14 @@ enum GatewayError: Error, Equatable {
     case tooManyStreams(limit: Int)
     case identityUnavailable
     case identityTimedOut
+    /// The browser came back from the identity provider without the state cookie its sign-in began with.
+    case signInNotStartedHere
+    /// The sign-in's state is unknown: it expired, or was finished already.
+    case signInUnknown
+    /// The identity provider refused the sign-in, or its answer could not be verified; the reason is for the user.
+    case signInRefused(String)
+    /// A command-line sign-in's code is unknown, used or expired, or the verifier shown with it is not its own.
+    case signInCodeRefused
     case userNotFound
     case invalidSignUp(parameter: String, message: String)
     case emailTaken
@@ -54,6 +62,10 @@ enum GatewayError: Error, Equatable {
         case .tooManyStreams(let limit): "Too many live streams open from your address (at most \(limit)); close one and try again."
         case .identityUnavailable: "The identity provider could not be reached; try again shortly."
         case .identityTimedOut: "The identity provider did not answer in time; try again shortly."
+        case .signInNotStartedHere: "This sign-in was not started in this browser; start again from the login page."
+        case .signInUnknown: "This sign-in has expired or was finished already; start again from the login page."
+        case .signInRefused(let reason): "The identity provider did not vouch for this sign-in: \(reason). Start again from the login page."
+        case .signInCodeRefused: "This sign-in code is unknown, used or expired, or does not match its verifier; sign in again."
         case .userNotFound: "User not found."
         case .invalidSignUp(_, let message): message
         case .emailTaken: "An account with this email already exists."

@@ -6,8 +6,12 @@ import OnTheMapShared
 extension GatewayError {
     var status: HTTPResponse.Status {
         switch self {
-        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing, .invalidQuery: .badRequest
-        case .invalidCredentials, .accountDisabled, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin: .forbidden
+        case .malformedBody, .missingParameter, .notExactlyOneCredential, .invalidSignUp, .tooLong, .geocodeQueryMissing, .invalidQuery,
+            .signInNotStartedHere, .signInUnknown:
+            .badRequest
+        case .invalidCredentials, .accountDisabled, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin, .signInRefused,
+            .signInCodeRefused:
+            .forbidden
         case .throttled, .tooManySignUps, .rateLimited, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout

@@ -16,6 +16,11 @@ struct SessionController: Sendable {
     @Sendable func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let credential = try Self.credential(try await readJSONBody(request, as: LoginBody.self))
         let opened = try await sessions.login(credential, address: context.clientAddress)
+        return Self.opened(opened, lifetime: lifetime, secure: context.isHTTPS)
+    }
+
+    /// A new session's answer, as Udacity's was, with its cookies.
+    static func opened(_ opened: Sessions.Opened, lifetime: Duration, secure: Bool) -> Response {
         var json = JSONWriter()
         json.beginObject()
         SessionWire.writeAccount(opened.account, to: &json)
@@ -28,7 +33,7 @@ struct SessionController: Sendable {
         var headers = HTTPFields()
         SessionCookies.set(
             on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue,
-            maxAge: Int(lifetime.components.seconds), secure: context.isHTTPS)
+            maxAge: Int(lifetime.components.seconds), secure: secure)
         return SessionWire.response(json.buffer, headers: headers)
     }
 

@@ -58,10 +58,30 @@ enum ParseWire {
     }
 }
 
+/// A refusal as a small page of its own: its message, and the way back to the map.
+enum PageWire {
+    static func response(for error: GatewayError) -> Response {
+        let message = WebClientFiles.escapeAttribute(error.message)
+        let page = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · On The Map</title></head>
+            <body><h1>Sign-in failed</h1><p id="reason">\(message)</p><p><a href="/">Back to On The Map</a></p></body></html>
+
+            """
+        var headers = error.extraHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] = "default-src 'none'"
+        return Response(status: error.status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+    }
+}
+
 /// Which shape a route family's errors take.
 enum ErrorStyle: Sendable {
     case session(prefixed: Bool)
     case parse
+    /// A page for a person in a browser, where the gateway sent it (a sign-in's return).
+    case page
 }
 
 /// Turns failures into the route family's error shape (`GatewayError.meaning(of:)` says which failure is which).
@@ -85,6 +105,8 @@ struct GatewayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             SessionWire.response(SessionWire.errorBody(error), status: error.status, headers: error.extraHeaders, prefixed: prefixed)
         case .parse:
             ParseWire.answer(for: error).response
+        case .page:
+            PageWire.response(for: error)
         }
     }
 }

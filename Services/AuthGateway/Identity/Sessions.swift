@@ -51,6 +51,11 @@ struct Sessions: Sendable {
             }
         }
         try await throttle.succeeded(attempt, account: username)
+        return try await open(for: account)
+    }
+
+    /// A new session of an account whose credential was checked (by a login, or a sign-in's ID token).
+    func open(for account: Account) async throws -> Opened {
         // An outside provider's names are read again at each login, and a change is announced to every
         // replica: this one reads the account's other sessions again at once, before the announcement is back.
         cache.forget(accountKey: account.key)

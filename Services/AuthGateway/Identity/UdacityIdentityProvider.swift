@@ -74,22 +74,10 @@ struct UdacityIdentityProvider: IdentityProvider {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(body)
         }
-        let start = ContinuousClock.now
-        do {
-            let response = try await httpClient.execute(request, timeout: timeout)
-            var bytes = try await response.body.collect(upTo: 1 << 20)
-            OperatorMetrics.called("identity-provider", result: "ok", since: start)
-            if bytes.readableBytesView.starts(with: Array(")]}'\n".utf8)) { bytes.moveReaderIndex(forwardBy: 5) }
-            return (Int(response.status.code), try? JSONDecoder().decode(Answer.self, from: Data(bytes.readableBytesView)))
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            OperatorMetrics.called("identity-provider", result: "timeout", since: start)
-            logger.warning("Udacity did not answer in time", metadata: ["error": "\(error)"])
-            throw .upstreamTimedOut
-        } catch {
-            OperatorMetrics.called("identity-provider", result: "unavailable", since: start)
-            logger.warning("Udacity unreachable", metadata: ["error": "\(String(reflecting: error))"])
-            throw .upstreamUnavailable
-        }
+        let (status, answer) = try await IdentityUpstream.call(request, on: httpClient, timeout: timeout, naming: "Udacity", logger: logger)
+        var bytes = answer
+        if bytes.readableBytesView.starts(with: Array(")]}'\n".utf8)) { bytes.moveReaderIndex(forwardBy: 5) }
+        return (status, try? JSONDecoder().decode(Answer.self, from: Data(bytes.readableBytesView)))
     }
 }
 

@@ -13,6 +13,9 @@ protocol AccountStore: Sendable {
     func account(key: String) async throws -> Account?
     /// Records what another provider told us about an account at login: adds it, or updates its names and address.
     func upsertExternal(_ account: Account) async throws
+    /// The account an OpenID Connect issuer's subject signs in to, created at the first sign-in (with a new
+    /// key), its names and address set to the ones given.
+    func signedIn(_ identity: ExternalIdentity) async throws -> Account
     /// Disables the account with this address's key (a local account's, else one an identity provider named),
     /// recording who did it and why: it can no longer log in, and every session it has ends on every replica.
     func disable(emailKey: String, by operatorName: String, reason: String?) async throws -> AccountSwitch
@@ -27,7 +30,21 @@ protocol AccountStore: Sendable {
     func pendingErasures() async throws -> [String]
 }
 
-enum AccountStoreError: Error { case emailTaken }
+enum AccountStoreError: Error {
+    case emailTaken
+    /// The sign-in's statement returned no account (it always does; this would be a fault of ours).
+    case signInNotRecorded
+}
+
+/// Who an OpenID Connect issuer says signed in: its subject (stable for the person at that issuer) and the
+/// claims of the ID token the gateway copies.
+struct ExternalIdentity: Sendable, Equatable {
+    var issuer: String
+    var subject: String
+    var email: String
+    var firstName: String
+    var lastName: String
+}
 
 /// What an operator's disable or enable found.
 enum AccountSwitch: Equatable, Sendable {
@@ -92,6 +109,46 @@ struct PostgresAccountStore: AccountStore {
             )
             SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || key) FROM upserted
             """)
+    }
+
+    /// One statement finds the identity's account or creates both, and copies the names; two first sign-ins
+    /// at once (or a new key taken already) make one fail on a unique key, and it is tried again, then finds
+    /// the other's account. A change is announced as `upsertExternal`'s are.
+    func signedIn(_ identity: ExternalIdentity) async throws -> Account {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let rows = try await database.write(
+                    """
+                    WITH existing AS (
+                        SELECT account_key FROM auth.oidc_identities WHERE issuer = \(identity.issuer) AND subject = \(identity.subject)
+                    ), created AS (
+                        INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
+                        SELECT \(Account.newKey()), 'oidc', \(identity.email), \(identity.firstName), \(identity.lastName)
+                        WHERE NOT EXISTS (SELECT 1 FROM existing)
+                        RETURNING key
+                    ), linked AS (
+                        INSERT INTO auth.oidc_identities (issuer, subject, account_key)
+                        SELECT \(identity.issuer), \(identity.subject), key FROM created
+                        RETURNING account_key
+                    ), updated AS (
+                        UPDATE auth.accounts SET email = \(identity.email), first_name = \(identity.firstName), last_name = \(identity.lastName)
+                        WHERE key = (SELECT account_key FROM existing)
+                          AND (email, first_name, last_name) IS DISTINCT FROM (\(identity.email), \(identity.firstName), \(identity.lastName))
+                        RETURNING key
+                    ), announced AS (
+                        SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || key) FROM updated
+                    )
+                    SELECT coalesce((SELECT account_key FROM existing), (SELECT account_key FROM linked)), (SELECT count(*) FROM announced)
+                    """)
+                guard let row = rows.first else { throw AccountStoreError.signInNotRecorded }
+                let (key, _) = try row.decode((String, Int64).self)
+                return Account(key: key, provider: "oidc", email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" && attempt < 3 {
+                continue
+            }
+        }
     }
 
     /// Disabling and the end of the account's sessions commit together. The account's row is locked first and

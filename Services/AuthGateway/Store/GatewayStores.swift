@@ -7,12 +7,13 @@ struct GatewayStores: Sendable {
     let sessions: any SessionStore
     let loginFailures: any LoginFailureStore
     let writeAllowances: any WriteAllowanceStore
+    let signIns: any SignInStore
 
     static func postgres(_ database: Database, clock: any WallClock) -> GatewayStores {
         GatewayStores(
             accounts: PostgresAccountStore(database: database), sessions: PostgresSessionStore(database: database, clock: clock),
             loginFailures: PostgresLoginFailureStore(database: database),
-            writeAllowances: PostgresWriteAllowanceStore(database: database))
+            writeAllowances: PostgresWriteAllowanceStore(database: database), signIns: PostgresSignInStore(database: database))
     }
 
     /// Sessions expire, and failures age out, by `clock`.
@@ -20,6 +21,6 @@ struct GatewayStores: Sendable {
         let accounts = MemoryAccountStore()
         return GatewayStores(
             accounts: accounts, sessions: MemorySessionStore(accounts: accounts, clock: clock), loginFailures: MemoryLoginFailureStore(),
-            writeAllowances: MemoryWriteAllowanceStore())
+            writeAllowances: MemoryWriteAllowanceStore(), signIns: MemorySignInStore())
     }
 }

@@ -15,6 +15,13 @@ final class MemoryAccountStore: AccountStore {
         var disablings: [String: Int] = [:]
         /// Accounts whose erasure began and has not finished.
         var erasing: Set<String> = []
+        /// OpenID Connect accounts' keys, by issuer and subject.
+        var identities: [ExternalIdentityKey: String] = [:]
+    }
+
+    private struct ExternalIdentityKey: Hashable {
+        var issuer: String
+        var subject: String
     }
 
     private let state = Mutex(State())
@@ -30,6 +37,18 @@ final class MemoryAccountStore: AccountStore {
             state.accounts[key] = account
             state.passwordHashes[key] = passwordHash
             state.localKeys[email.key] = key
+            return account
+        }
+    }
+
+    func signedIn(_ identity: ExternalIdentity) async throws -> Account {
+        state.withLock { state in
+            let id = ExternalIdentityKey(issuer: identity.issuer, subject: identity.subject)
+            var key = state.identities[id] ?? Account.newKey()
+            while state.identities[id] == nil && state.accounts[key] != nil { key = Account.newKey() }
+            state.identities[id] = key
+            let account = Account(key: key, provider: "oidc", email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
+            state.accounts[key] = account
             return account
         }
     }
@@ -67,6 +86,7 @@ final class MemoryAccountStore: AccountStore {
                 state.localKeys[EmailAddress(account.email).key] = nil
             }
             state.passwordHashes[key] = nil
+            state.identities = state.identities.filter { $0.value != key }
             state.disabled[key] = nil
             state.erasing.remove(key)
         }

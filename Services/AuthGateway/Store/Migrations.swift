@@ -269,10 +269,54 @@ enum Migrations {
                 END
                 """,
             ]),
+        Migration(
+            version: 7, name: "OpenID Connect sign-ins",
+            statements: [
+                """
+                -- Which account an OpenID Connect issuer's subject signs in to: the first sign-in creates the
+                -- account, and the provider's names and address are copied to it at each one after.
+                CREATE TABLE auth.oidc_identities (
+                    issuer       text NOT NULL,
+                    subject      text NOT NULL,
+                    account_key  text NOT NULL REFERENCES auth.accounts (key) ON DELETE CASCADE,
+                    PRIMARY KEY (issuer, subject)
+                )
+                """,
+                """
+                CREATE INDEX oidc_identities_by_account ON auth.oidc_identities (account_key)
+                """,
+                """
+                -- Sign-ins sent to the provider and not yet back, by a SHA-256 of their state: taken (deleted) when
+                -- the browser returns, so each is finished at most once, on whichever replica it returns to.
+                -- A sign-in from the command line names where the browser is sent back to and the challenge of
+                -- the code the command will show for its session.
+                CREATE TABLE auth.oidc_sign_ins (
+                    state_hash     bytea PRIMARY KEY,
+                    nonce          text NOT NULL,
+                    code_verifier  text NOT NULL,
+                    cli_redirect   text,
+                    cli_challenge  text,
+                    expires_at     timestamptz NOT NULL
+                )
+                """,
+                """
+                -- A finished sign-in from the command line, waiting for the command to show its code and the
+                -- verifier of its challenge: then it becomes a session. Only a SHA-256 of the code is stored.
+                CREATE TABLE auth.oidc_handoffs (
+                    code_hash    bytea PRIMARY KEY,
+                    account_key  text NOT NULL REFERENCES auth.accounts (key) ON DELETE CASCADE,
+                    challenge    text NOT NULL,
+                    expires_at   timestamptz NOT NULL
+                )
+                """,
+            ]),
     ]
 
     /// The tables an erasure deletes rows from (`Compact` rewrites them).
-    static let erasedTables = ["auth.accounts", "auth.sessions", "auth.login_failures", "auth.write_allowances", "auth.erasures"]
+    static let erasedTables = [
+        "auth.accounts", "auth.sessions", "auth.login_failures", "auth.write_allowances", "auth.erasures", "auth.oidc_identities",
+        "auth.oidc_handoffs",
+    ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
         Migrator(client: client, logger: logger, schema: schema, migrations: all)

@@ -17,6 +17,8 @@ struct WebClientFiles: Sendable {
         var identityProvider: String
         /// Where the identity provider signs people up, when that is not this gateway.
         var signUpURL: String?
+        /// The OpenID Connect provider's name, when students can sign in with it.
+        var signInProvider: String?
     }
 
     static func load(clientDirectory: URL?, leafletDirectory: String, page: PageSettings, logger: Logger) throws -> WebClientFiles {
@@ -87,11 +89,13 @@ struct WebClientFiles: Sendable {
         return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     }
 
-    /// `{{TILE_URL}}`, `{{IDENTITY_PROVIDER}}` and `{{SIGN_UP_URL}}` in the page, as HTML attribute text.
+    /// `{{TILE_URL}}`, `{{IDENTITY_PROVIDER}}`, `{{SIGN_UP_URL}}` and `{{SIGN_IN_PROVIDER}}` in the page, as HTML
+    /// attribute text.
     static func fillIn(_ page: String, page settings: PageSettings) -> String {
         page.replacingOccurrences(of: "{{TILE_URL}}", with: escapeAttribute(settings.tileURL))
             .replacingOccurrences(of: "{{IDENTITY_PROVIDER}}", with: escapeAttribute(settings.identityProvider))
             .replacingOccurrences(of: "{{SIGN_UP_URL}}", with: escapeAttribute(settings.signUpURL ?? ""))
+            .replacingOccurrences(of: "{{SIGN_IN_PROVIDER}}", with: escapeAttribute(settings.signInProvider ?? ""))
     }
 
     static func escapeAttribute(_ text: String) -> String {
