@@ -87,6 +87,25 @@ import Testing
         }
     }
 
+    @Test func anErasedStudentWhoSignsInAgainIsSomeoneNew() async throws {
+        try await Self.withSignIn { client, _ in
+            let browser = SignInBrowser(gateway: client)
+            try await browser.signIn(username: "alice", password: "wonderland-9")
+            let session = try #require(Self.sessionCookie(browser))
+            let key = try #require(try await client.send(.get, "/v1/users/me", headers: [session]).json["key"] as? String)
+            let erased = try await client.send(.delete, "/v1/accounts/me", headers: [session])
+            #expect(erased.status == .ok)
+            #expect(try await client.send(.get, "/v1/users/\(key)").status == .notFound)
+
+            let again = SignInBrowser(gateway: client)
+            try await again.signIn(username: "alice", password: "wonderland-9")
+            let newSession = try #require(Self.sessionCookie(again))
+            let me = try await client.send(.get, "/v1/users/me", headers: [newSession])
+            #expect(me.json["first_name"] as? String == "Alice")
+            #expect(me.json["key"] as? String != key, "nothing of the erased account is kept to find it by")
+        }
+    }
+
     @Test func aCallbackInAnotherBrowserIsRefusedAndOpensNoSession() async throws {
         try await Self.withSignIn { client, _ in
             // Someone lures another browser to the return address of a sign-in they started: it would log that
