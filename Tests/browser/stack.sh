@@ -1,8 +1,13 @@
-# Sourced by scripts/browser-test.sh: both services on a private PostgreSQL, a stand-in tile server, and
-# gateways for the browser, all on loopback. Needs scripts/lib.sh sourced first.
+# Sourced by scripts/browser-test.sh: both services on a private PostgreSQL, a stand-in tile server,
+# gateways for the browser and, when asked, a test OpenID Connect provider, all on loopback. Needs scripts/lib.sh sourced first.
 #
-#   web_stack_start BIN_DIR WORK_DIR   sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
-#                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS
+#   web_stack_start BIN_DIR WORK_DIR [oidc]
+#                                      sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
+#                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS;
+#                                      with oidc, students can also sign in at STACK_GATEWAY with the test
+#                                      OpenID Connect provider (Tests/oidc/provider.py) at STACK_OIDC_ISSUER,
+#                                      named STACK_OIDC_PROVIDER_NAME, whose one user is STACK_OIDC_USER
+#                                      (USERNAME:PASSWORD:GIVEN:FAMILY:EMAIL)
 #   web_stack_stop [LOG_DIR]
 #   web_stack_unittest FOLDER MODULE.CLASS OUTPUT [TEST...]
 
@@ -17,8 +22,36 @@ web_stack_wait_ready() {
     return 1
 }
 
+# web_stack_start_oidc_provider REDIRECT_URI: the test OpenID Connect provider on a free loopback port, with
+# the gateway at REDIRECT_URI as its client and STACK_OIDC_USER as its user; sets STACK_OIDC_ISSUER and the
+# client's STACK_OIDC_CLIENT_ID and STACK_OIDC_CLIENT_SECRET.
+web_stack_start_oidc_provider() {
+    local redirect=$1 python
+    STACK_OIDC_DIR=$(mktemp -d /tmp/onthemap-web-oidc.XXXXXX)
+    STACK_OIDC_CLIENT_ID=on-the-map
+    STACK_OIDC_CLIENT_SECRET=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+    # The interpreter itself, so that the process id is the provider's and SIGTERM stops it.
+    python=$(python3 -c 'import sys; print(sys.executable)')
+    "$python" "$(dirname "${BASH_SOURCE[0]}")/../oidc/provider.py" serve --dir "$STACK_OIDC_DIR" \
+        --port-file "$STACK_OIDC_DIR/port" --client-id "$STACK_OIDC_CLIENT_ID" --client-secret "$STACK_OIDC_CLIENT_SECRET" \
+        --redirect-uri "$redirect" --user "$STACK_OIDC_USER" >"$STACK_WORK/oidc-provider.log" 2>&1 &
+    local pid=$!
+    STACK_PIDS+=($pid)
+    for _ in $(seq 1 600); do
+        if [ -s "$STACK_OIDC_DIR/port" ]; then
+            STACK_OIDC_ISSUER="http://127.0.0.1:$(cat "$STACK_OIDC_DIR/port")/openid"
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "the test OpenID Connect provider did not start:" >&2
+    tail -n 20 "$STACK_WORK/oidc-provider.log" >&2
+    return 1
+}
+
 web_stack_start() {
-    local bin=$1 work=$2
+    local bin=$1 work=$2 oidc=${3:-}
     STACK_WORK=$work
     # Its own folder: the cluster's owner (an unprivileged user when run as root) must be able to reach it.
     STACK_PG_DATA=$(mktemp -d /tmp/onthemap-web-pg.XXXXXX)
@@ -43,8 +76,20 @@ web_stack_start() {
     web_stack_wait_ready "$STACK_LOCATIONS/readyz"
 
     gateway_port=$(free_port)
-    LOCATIONS_URL=$STACK_LOCATIONS PORT=$gateway_port TILE_URL="http://127.0.0.1:$tile_port/{z}/{x}/{y}.png" \
-        "$bin/auth-gateway" serve --host 127.0.0.1 >"$work/gateway.log" 2>&1 &
+    local oidc_settings=()
+    if [ "$oidc" = oidc ]; then
+        # Browsers keep cookies by host, not port: the provider shares the gateway's cookie jar, and names its
+        # own cookies test_idp_* so that they never meet the gateway's.
+        STACK_OIDC_PROVIDER_NAME="Test University"
+        STACK_OIDC_USER="hypatia:papyrus-and-stars:Hypatia:of Alexandria:hypatia@university.test"
+        web_stack_start_oidc_provider "http://127.0.0.1:$gateway_port/v1/auth/oidc/callback"
+        oidc_settings=(OIDC_ISSUER="$STACK_OIDC_ISSUER" OIDC_CLIENT_ID="$STACK_OIDC_CLIENT_ID"
+            OIDC_CLIENT_SECRET="$STACK_OIDC_CLIENT_SECRET" OIDC_PROVIDER_NAME="$STACK_OIDC_PROVIDER_NAME"
+            PUBLIC_URL="http://127.0.0.1:$gateway_port")
+        export STACK_OIDC_ISSUER STACK_OIDC_PROVIDER_NAME STACK_OIDC_USER
+    fi
+    env "${oidc_settings[@]}" LOCATIONS_URL=$STACK_LOCATIONS PORT=$gateway_port \
+        TILE_URL="http://127.0.0.1:$tile_port/{z}/{x}/{y}.png" "$bin/auth-gateway" serve --host 127.0.0.1 >"$work/gateway.log" 2>&1 &
     STACK_PIDS+=($!)
     # Tiles from a port nobody listens on: the map as it is without internet.
     closed_port=$(free_port)
@@ -70,6 +115,7 @@ web_stack_stop() {
         stop_private_postgres "$STACK_PG_DATA"
         rm -rf "$STACK_PG_DATA" "$STACK_PG_DATA.initdb.log"
     fi
+    if [ -n "${STACK_OIDC_DIR:-}" ]; then rm -rf "$STACK_OIDC_DIR"; fi
     return 0
 }
 

@@ -22,6 +22,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 GATEWAY = os.environ["STACK_GATEWAY"]
 GATEWAY_NO_TILES = os.environ["STACK_GATEWAY_NO_TILES"]
+# The OpenID Connect provider STACK_GATEWAY signs students in with, and its one student.
+PROVIDER = os.environ["STACK_OIDC_ISSUER"]
+PROVIDER_NAME = os.environ["STACK_OIDC_PROVIDER_NAME"]
+PROVIDER_USERNAME, PROVIDER_PASSWORD, PROVIDER_GIVEN, PROVIDER_FAMILY, _ = os.environ["STACK_OIDC_USER"].split(":")
 OUTPUT = os.environ.get("TEST_OUTPUT", "test-output/browser")
 PASSWORD = "correct horse battery"
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -796,6 +800,66 @@ class WebClientTests(unittest.TestCase):
         self.assertNotIn("Kay Mensah", self.marker_names(), "the erased student is still on the past map")
         self.assertIn("Max Planck", self.marker_names(), "another student's past changed")
         self.by_id("time-now").click()
+
+    def test_16_log_in_with_the_provider_post_a_pin_under_its_names_and_log_out(self):
+        student = f"{PROVIDER_GIVEN} {PROVIDER_FAMILY}"
+        self.driver.delete_all_cookies()
+        self.open_page()
+        self.assertTrue(self.visible("login-form"), "the email and password form is gone")
+        self.assertEqual(self.text("provider-sign-in-link"), f"Log in with {PROVIDER_NAME}")
+        self.by_id("provider-sign-in-link").click()
+        provider_origin = PROVIDER.removesuffix("/openid")
+        self.wait_for(lambda: self.driver.current_url.startswith(provider_origin) and self.visible("username"),
+                      message="the provider's login page did not open")
+        self.by_id("username").send_keys(PROVIDER_USERNAME)
+        self.by_id("password").send_keys(PROVIDER_PASSWORD)
+        self.by_id("login-submit").click()
+        self.wait_for(lambda: self.driver.current_url == GATEWAY + "/" and self.visible("app-view"), timeout=20,
+                      message="signing in at the provider did not end on the map")
+        count = len(pins())
+        self.wait_for_markers(count)
+        self.by_id("account-button").click()
+        self.wait_for(lambda: self.visible("account-menu"))
+        self.assertEqual(self.text("account-name"), f"Logged in as {student}")
+        self.by_id("account-button").click()
+
+        self.by_id("add-pin").click()
+        self.wait_for(lambda: self.visible("post-dialog"))
+        self.by_id("post-place").send_keys("Berlin, Germany")
+        self.by_id("post-link").send_keys("https://example.com/hypatia")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: self.visible("confirm-form"), message="no preview after Find on the map")
+        self.by_id("confirm-submit").click()
+        self.wait_for(lambda: not self.visible("post-dialog"), message="the dialog stayed open after Finish")
+        self.wait_for_markers(count + 1)
+        self.assertIn(student, self.marker_names())
+        self.assertEqual([(p["mapString"], p["mediaURL"]) for p in pins() if name(p) == student],
+                         [("Berlin, Germany", "https://example.com/hypatia")])
+        self.show_tab("list")
+        self.assertEqual(self.list_rows()[0]["name"], student)
+        self.show_tab("map")
+
+        session = self.driver.get_cookie(SESSION_COOKIE)["value"]
+        self.by_id("log-out").click()
+        self.wait_for(lambda: self.visible("login-form"), message="log out did not show the login form")
+        self.assertTrue(self.visible("provider-sign-in-link"))
+        status, _ = api("GET", "/v1/users/me", session=session)
+        self.assertNotEqual(status, 200, "the session still works after logging out")
+
+    def test_17_a_sign_in_not_started_in_this_browser_is_refused_with_a_way_back(self):
+        self.driver.delete_all_cookies()
+        self.driver.get(GATEWAY + "/v1/auth/oidc/callback?code=x&state=y")
+        self.assertEqual(self.text("reason"), "This sign-in was not started in this browser; start again from the login page.")
+        self.screenshot("desktop-sign-in-refused")
+        self.driver.find_element(By.LINK_TEXT, "Back to On The Map").click()
+        self.wait_for(lambda: self.visible("login-form"), message="the way back did not show the login")
+        self.assertIsNone(self.driver.get_cookie(SESSION_COOKIE))
+
+    def test_18_without_a_provider_the_login_offers_none(self):
+        self.driver.delete_all_cookies()
+        self.open_page(GATEWAY_NO_TILES)
+        self.assertTrue(self.visible("login-form"))
+        self.assertFalse(self.visible("provider-sign-in"))
 
 
 if __name__ == "__main__":

@@ -208,6 +208,7 @@ function showSignUp(show) {
   $('sign-up-form').hidden = !show;
   $('login-form').hidden = show;
   $('show-sign-up').hidden = show || settings.identityProvider !== 'local';
+  $('provider-sign-in').hidden = show || !settings.signInProvider;
   if (show) $('sign-up-first').focus();
 }
 
@@ -311,6 +312,9 @@ function init() {
     link.href = settings.signUpUrl;
     link.hidden = false;
   }
+  // The gateway sends the browser to the provider and, once it vouches for the student, back here with the
+  // same cookies a login sets: the start-up below finds the session as after a reload.
+  if (settings.signInProvider) $('provider-sign-in-link').textContent = `Log in with ${settings.signInProvider}`;
   wireTabs();
   state.time = new TimeControl({
     onShow: showMoment,
