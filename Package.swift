@@ -157,6 +157,8 @@ let package = Package(
             dependencies: [
                 "OnTheMapShared",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // SHA-256 for the PKCE challenge of a sign-in in the browser.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

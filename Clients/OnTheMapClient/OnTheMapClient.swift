@@ -54,8 +54,7 @@ public struct OnTheMapClient: Sendable {
         let answer = try await send(.POST, "/v1/session", body: body, secrets: [password], redactAnswer: true)
         if answer.status == 403 { throw .wrongCredentials }
         guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
-        let login = try Self.decode(SessionWire.LoginAnswer.self, SessionWire.stripped(answer.body), answer)
-        return Session(id: login.session.id, accountKey: login.account.key, expiration: login.session.expiration)
+        return try Self.session(answer)
     }
 
     /// `DELETE /v1/session`: ends the session on the server, at once, on every replica.
@@ -315,6 +314,12 @@ extension OnTheMapClient {
         } catch {
             throw .serverFault(status: answer.status, message: "unreadable answer: \(String(decoding: bytes.prefix(200), as: UTF8.self))")
         }
+    }
+
+    /// The session a login's answer opened (`POST /v1/session`'s, and a browser sign-in's, which is the same).
+    static func session(_ answer: Answer) throws(OnTheMapError) -> Session {
+        let login = try decode(SessionWire.LoginAnswer.self, SessionWire.stripped(answer.body), answer)
+        return Session(id: login.session.id, accountKey: login.account.key, expiration: login.session.expiration)
     }
 
     static func profile(_ answer: Answer) throws(OnTheMapError) -> UserProfile {

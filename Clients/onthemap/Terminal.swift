@@ -65,6 +65,17 @@ enum Terminal {
         }
     }
 
+    /// Ctrl-C runs `handler` on the main queue instead of ending the process where it is, until the answer is
+    /// cancelled.
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
+        interrupt.setEventHandler(handler: handler)
+        interrupt.setCancelHandler { signal(SIGINT, SIG_DFL) }
+        interrupt.resume()
+        return interrupt
+    }
+
     /// The controlling terminal, for prompts even when stdin or stdout is redirected.
     private static func openTTY() throws -> Int32 {
         let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY)

@@ -14,13 +14,11 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Ctrl-C is how watching ends, not a failure.
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
-        interrupt.setEventHandler {
+        let interrupt = Terminal.onInterrupt {
             Spinner.clearLine()
             Foundation.exit(0)
         }
-        interrupt.resume()
+        defer { interrupt.cancel() }
         try await global.perform {
             let client = global.client()
             let gateway = client.gateway

@@ -62,8 +62,8 @@ struct CLI: Sendable {
     }
 
     /// Starts a long-running command (`watch`), its stdout and stderr kept as they are written.
-    func start(_ arguments: [String]) throws -> RunningCLI {
-        try RunningCLI(arguments: arguments, environment: environment)
+    func start(_ arguments: [String], environmentAdding extra: [String: String] = [:]) throws -> RunningCLI {
+        try RunningCLI(arguments: arguments, environment: environment.merging(extra) { $1 })
     }
 }
 
@@ -95,6 +95,20 @@ final class RunningCLI: @unchecked Sendable {
             throw HarnessError("\(lines.count) of \(count) lines within \(limit):\n\(output)\nstderr:\n\(errors)")
         }
         return ContinuousClock.now - started
+    }
+
+    /// The first line on stderr that starts with `prefix`, once it is written.
+    func errorLine(startingWith prefix: String, within limit: Duration) async throws -> String {
+        let found = { @Sendable (text: String) in Self.lines(text).first { $0.hasPrefix(prefix) } }
+        guard await stderr.wait(within: limit, until: { found($0) != nil }), let line = found(errors) else {
+            throw HarnessError("no line starting with \"\(prefix)\" on stderr within \(limit):\n\(errors)\nstdout:\n\(output)")
+        }
+        return line
+    }
+
+    /// The exit status, or nil while the command still runs after `limit`.
+    func status(within limit: Duration) async -> Int32? {
+        await exit.status(within: limit)
     }
 
     /// Ctrl-C, and the exit status.

@@ -10,28 +10,34 @@ final class ClientSystem: @unchecked Sendable {
     let database: TestDatabase
     let locations: ServiceProcess
     private(set) var gateway: ServiceProcess
+    /// What every gateway of this system has in its environment besides the database and the service.
+    let gatewayEnvironment: [String: String]
 
-    private init(database: TestDatabase, locations: ServiceProcess, gateway: ServiceProcess) {
+    private init(database: TestDatabase, locations: ServiceProcess, gateway: ServiceProcess, gatewayEnvironment: [String: String]) {
         self.database = database
         self.locations = locations
         self.gateway = gateway
+        self.gatewayEnvironment = gatewayEnvironment
     }
 
-    static func start() async throws -> ClientSystem {
+    /// `gatewayPort` is for a gateway whose configuration names its own address (`PUBLIC_URL`).
+    static func start(gatewayPort: Int? = nil, gatewayEnvironment: [String: String] = [:]) async throws -> ClientSystem {
         let database = try await TestDatabase.create()
         let locations = try ServiceProcess(locationsOn: database.url)
         try await locations.waitUntilReady()
-        let gateway = try startGateway(database: database, locationsPort: locations.port)
+        let gateway = try startGateway(database: database, locationsPort: locations.port, port: gatewayPort, environment: gatewayEnvironment)
         try await gateway.waitUntilReady()
-        return ClientSystem(database: database, locations: locations, gateway: gateway)
+        return ClientSystem(database: database, locations: locations, gateway: gateway, gatewayEnvironment: gatewayEnvironment)
     }
 
-    static func startGateway(database: TestDatabase, locationsPort: Int, port: Int? = nil) throws -> ServiceProcess {
+    static func startGateway(
+        database: TestDatabase, locationsPort: Int, port: Int? = nil, environment: [String: String] = [:]
+    ) throws -> ServiceProcess {
         try ServiceProcess(
             "auth-gateway",
-            environment: [
+            environment: environment.merging([
                 "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locationsPort)",
-            ], port: port)
+            ]) { $1 }, port: port)
     }
 
     /// Runs `body` with a started system and stops it afterwards, whatever happens.
@@ -45,7 +51,7 @@ final class ClientSystem: @unchecked Sendable {
 
     /// Another gateway replica in front of the same service and database.
     func secondGateway() async throws -> ServiceProcess {
-        let other = try Self.startGateway(database: database, locationsPort: locations.port)
+        let other = try Self.startGateway(database: database, locationsPort: locations.port, environment: gatewayEnvironment)
         try await other.waitUntilReady()
         return other
     }
@@ -58,7 +64,7 @@ final class ClientSystem: @unchecked Sendable {
 
     /// A new gateway process on the same port.
     func startGatewayAgain() async throws {
-        gateway = try Self.startGateway(database: database, locationsPort: locations.port, port: gateway.port)
+        gateway = try Self.startGateway(database: database, locationsPort: locations.port, port: gateway.port, environment: gatewayEnvironment)
         try await gateway.waitUntilReady()
     }
 
