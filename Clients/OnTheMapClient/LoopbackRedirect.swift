@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import OnTheMapShared
 
 /// What the browser brought back to the loopback address: the gateway's one-time code, or why the sign-in
 /// failed.
@@ -113,25 +114,10 @@ struct LoopbackRequest: Equatable {
     static func page(_ title: String, _ message: String) -> String {
         """
         <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><title>On The Map: \(escaped(title))</title></head>
-        <body><p>\(escaped(message))</p></body></html>
+        <html lang="en"><head><meta charset="utf-8"><title>On The Map: \(HTMLEscaping.escaped(title))</title></head>
+        <body><p>\(HTMLEscaping.escaped(message))</p></body></html>
 
         """
-    }
-
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }
 

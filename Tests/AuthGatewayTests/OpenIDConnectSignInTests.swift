@@ -13,19 +13,19 @@ import Testing
 /// Signing in with an OpenID Connect provider: a real one (`Tests/oidc/provider.py`, django-oidc-provider)
 /// on loopback, a browser that follows its redirects and fills in its login form, and the gateway.
 @Suite struct OpenIDConnectSignInTests {
-    static let alice = TestIdentityProvider.User(
+    static let alice = TestOpenIDProvider.User(
         username: "alice", password: "wonderland-9", givenName: "Alice", familyName: "Liddell", email: "alice@school.example")
-    static let bob = TestIdentityProvider.User(
+    static let bob = TestOpenIDProvider.User(
         username: "bob", password: "builder-77", givenName: "Bob", familyName: "Ross", email: "bob@school.example")
 
     static func settings(issuer: String) -> OIDCSettings {
         OIDCSettings(
-            issuer: issuer, clientID: TestIdentityProvider.clientID, clientSecret: TestIdentityProvider.clientSecret,
-            providerName: "Test University", publicURL: TestIdentityProvider.publicURL)
+            issuer: issuer, clientID: TestOpenIDProvider.clientID, clientSecret: TestOpenIDProvider.clientSecret,
+            providerName: "Test University", publicURL: SignInGateway.publicURL)
     }
 
-    static func withSignIn(_ body: @escaping @Sendable (any TestClientProtocol, TestIdentityProvider) async throws -> Void) async throws {
-        try await TestIdentityProvider.withProvider(users: [alice, bob]) { provider in
+    static func withSignIn(_ body: @escaping @Sendable (any TestClientProtocol, TestOpenIDProvider) async throws -> Void) async throws {
+        try await TestOpenIDProvider.with(users: [alice, bob], redirectURI: SignInGateway.callback) { provider in
             try await withGateway(configure: {
                 $0.oidc = settings(issuer: provider.issuer)
                 $0.upstreamTimeout = .seconds(3)
@@ -41,7 +41,7 @@ import Testing
         try await Self.withSignIn { client, _ in
             let browser = SignInBrowser(gateway: client)
             let end = try await browser.signIn(username: "alice", password: "wonderland-9")
-            #expect(end.url == TestIdentityProvider.publicURL + "/", "back on the map")
+            #expect(end.url == SignInGateway.publicURL + "/", "back on the map")
             #expect(end.reply.status == .ok)
             let callback = try #require(browser.callback)
             #expect(callback.status == .seeOther)
@@ -160,7 +160,7 @@ import Testing
 
             // A second sign-in, its code swapped for the first one's.
             browser.holdsCallback = true
-            let second = try await browser.go(to: TestIdentityProvider.publicURL + "/v1/auth/oidc/login")
+            let second = try await browser.go(to: SignInGateway.publicURL + "/v1/auth/oidc/login")
             let usedCode = try #require(URLComponents(string: first.url)?.queryItems?.first { $0.name == "code" }?.value)
             var swapped = try #require(URLComponents(string: second.url))
             swapped.queryItems = swapped.queryItems?.map { $0.name == "code" ? URLQueryItem(name: "code", value: usedCode) : $0 }
@@ -178,7 +178,7 @@ import Testing
             let held = try await browser.signIn(username: "alice", password: "wonderland-9")
             let state = try #require(URLComponents(string: held.url)?.queryItems?.first { $0.name == "state" }?.value)
             let denied = try await browser.go(
-                to: TestIdentityProvider.publicURL + "/v1/auth/oidc/callback?error=access_denied&error_description=The+user+denied&state=\(state)")
+                to: SignInGateway.publicURL + "/v1/auth/oidc/callback?error=access_denied&error_description=The+user+denied&state=\(state)")
             #expect(denied.reply.status == .forbidden)
             #expect(denied.reply.body.contains("it answered access_denied (The user denied)"))
             #expect(browser.cookie(SessionCookies.session) == nil)
@@ -261,7 +261,7 @@ import Testing
             // A wrong verifier used the code up: the command signs in again.
             let again = SignInBrowser(gateway: client)
             let second = try await again.go(
-                to: TestIdentityProvider.publicURL + "/v1/auth/oidc/login?"
+                to: SignInGateway.publicURL + "/v1/auth/oidc/login?"
                     + PercentEncoding.query([("cli_redirect", redirect), ("cli_challenge", challenge)]))
             let secondEnd = try await again.logIn(at: second, username: "bob", password: "builder-77")
             let secondCode = try #require(URLComponents(string: secondEnd.url)?.queryItems?.first { $0.name == "code" }?.value)

@@ -54,7 +54,7 @@ import Testing
             #expect(lines.count == 2 && lines[0].hasPrefix(Self.opening), "\(login)")
             #expect(
                 lines.last
-                    == "the sign-in failed: The identity provider did not vouch for this sign-in: it answered access_denied (The student declined). Start again from the login page."
+                    == "the sign-in failed: The identity provider did not vouch for this sign-in: it answered access_denied (The student declined). Sign in again."
             )
             #expect(!FileManager.default.fileExists(atPath: cli.configFolder.path), "no session kept")
         }

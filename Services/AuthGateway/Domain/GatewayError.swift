@@ -64,7 +64,7 @@ enum GatewayError: Error, Equatable {
         case .identityTimedOut: "The identity provider did not answer in time; try again shortly."
         case .signInNotStartedHere: "This sign-in was not started in this browser; start again from the login page."
         case .signInUnknown: "This sign-in has expired or was finished already; start again from the login page."
-        case .signInRefused(let reason): "The identity provider did not vouch for this sign-in: \(reason). Start again from the login page."
+        case .signInRefused(let reason): "The identity provider did not vouch for this sign-in: \(reason). Sign in again."
         case .signInCodeRefused: "This sign-in code is unknown, used or expired, or does not match its verifier; sign in again."
         case .userNotFound: "User not found."
         case .invalidSignUp(_, let message): message

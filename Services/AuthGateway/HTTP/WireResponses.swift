@@ -61,7 +61,7 @@ enum ParseWire {
 /// A refusal as a small page of its own: its message, and the way back to the map.
 enum PageWire {
     static func response(for error: GatewayError) -> Response {
-        let message = WebClientFiles.escapeAttribute(error.message)
+        let message = HTMLEscaping.escaped(error.message)
         let page = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · On The Map</title></head>

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OnTheMapShared
 import WebClient
 
 /// The web client's files by URL path, read once at start-up: the page at `/`, its own files under `/web/`,
@@ -92,24 +93,9 @@ struct WebClientFiles: Sendable {
     /// `{{TILE_URL}}`, `{{IDENTITY_PROVIDER}}`, `{{SIGN_UP_URL}}` and `{{SIGN_IN_PROVIDER}}` in the page, as HTML
     /// attribute text.
     static func fillIn(_ page: String, page settings: PageSettings) -> String {
-        page.replacingOccurrences(of: "{{TILE_URL}}", with: escapeAttribute(settings.tileURL))
-            .replacingOccurrences(of: "{{IDENTITY_PROVIDER}}", with: escapeAttribute(settings.identityProvider))
-            .replacingOccurrences(of: "{{SIGN_UP_URL}}", with: escapeAttribute(settings.signUpURL ?? ""))
-            .replacingOccurrences(of: "{{SIGN_IN_PROVIDER}}", with: escapeAttribute(settings.signInProvider ?? ""))
-    }
-
-    static func escapeAttribute(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
+        page.replacingOccurrences(of: "{{TILE_URL}}", with: HTMLEscaping.escaped(settings.tileURL))
+            .replacingOccurrences(of: "{{IDENTITY_PROVIDER}}", with: HTMLEscaping.escaped(settings.identityProvider))
+            .replacingOccurrences(of: "{{SIGN_UP_URL}}", with: HTMLEscaping.escaped(settings.signUpURL ?? ""))
+            .replacingOccurrences(of: "{{SIGN_IN_PROVIDER}}", with: HTMLEscaping.escaped(settings.signInProvider ?? ""))
     }
 }

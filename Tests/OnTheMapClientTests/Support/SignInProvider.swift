@@ -4,69 +4,25 @@ import TestSupport
 /// `Tests/oidc/provider.py`, a real OpenID Connect provider (django-oidc-provider), on a free loopback port
 /// with one student, Alice; and `Tests/oidc/browse.py`, a scripted browser that signs in there.
 final class SignInProvider: Sendable {
-    static let clientID = "on-the-map"
-    static let clientSecret = "test-client-secret-4f1d9c2b7a"
+    static let clientID = TestOpenIDProvider.clientID
+    static let clientSecret = TestOpenIDProvider.clientSecret
     static let username = "alice"
     static let password = "wonderland-9"
     static let email = "alice@school.example"
+    static let python = TestOpenIDProvider.python
+    private static let folder = TestOpenIDProvider.folder
 
-    let directory: URL
-    let process: Process
-    let port: Int
-    var issuer: String { "http://127.0.0.1:\(port)/openid" }
-
-    private static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("oidc")
-
-    /// The interpreter itself, not a launcher script that would keep its own process id and not pass on a signal.
-    static let python: String = {
-        let which = Process()
-        which.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        which.arguments = ["python3", "-c", "import sys; print(sys.executable)"]
-        let pipe = Pipe()
-        which.standardOutput = pipe
-        try? which.run()
-        which.waitUntilExit()
-        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }()
+    let provider: TestOpenIDProvider
+    var issuer: String { provider.issuer }
 
     /// The provider, sending students back to `gateway`'s callback only.
     init(gateway: String) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let portFile = directory.appendingPathComponent("port")
-        let process = Process()
-        self.process = process
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [
-            Self.folder.appendingPathComponent("provider.py").path, "serve", "--dir", directory.path, "--port-file", portFile.path,
-            "--client-id", Self.clientID, "--client-secret", Self.clientSecret, "--redirect-uri", gateway + "/v1/auth/oidc/callback",
-            "--user", "\(Self.username):\(Self.password):Alice:Liddell:\(Self.email)",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var found: Int?
-        _ = try await waitFor(within: .seconds(60), every: .milliseconds(50)) {
-            found = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            return found != nil || !process.isRunning
-        }
-        guard let found else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            try? FileManager.default.removeItem(at: directory)
-            throw HarnessError("the OpenID Connect provider did not start")
-        }
-        port = found
+        provider = try await TestOpenIDProvider(
+            users: [.init(username: Self.username, password: Self.password, givenName: "Alice", familyName: "Liddell", email: Self.email)],
+            redirectURI: gateway + "/v1/auth/oidc/callback")
     }
 
-    /// SIGKILL: a child of the test process starts with the signals its spawning thread blocks, SIGTERM among them.
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
+    func stop() { provider.stop() }
 
     /// The gateway's settings for signing in here; `gateway` is its own address.
     func gatewayEnvironment(gateway: String) -> [String: String] {

@@ -10,101 +10,11 @@ import Testing
 
 @testable import AuthGateway
 
-/// `Tests/oidc/provider.py`: a real OpenID Connect provider (django-oidc-provider) on a free loopback port,
-/// with the gateway registered as a client and the given people as its users, in a directory of its own.
-final class TestIdentityProvider: Sendable {
-    static let clientID = "on-the-map"
-    static let clientSecret = "test-client-secret-4f1d9c2b7a"
-    /// The gateway's `PUBLIC_URL` in these tests: `SignInBrowser` sends what is addressed there to the gateway
-    /// under test.
+/// Where the gateway is in these tests (`PUBLIC_URL`): `SignInBrowser` sends what is addressed there to the
+/// gateway under test, and the provider sends students back to its callback there.
+enum SignInGateway {
     static let publicURL = "http://map.test"
-
-    struct User: Sendable {
-        var username: String
-        var password: String
-        var givenName: String
-        var familyName: String
-        var email: String
-    }
-
-    let directory: URL
-    let process: Process
-    let port: Int
-    var issuer: String { "http://127.0.0.1:\(port)/openid" }
-
-    private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("oidc/provider.py")
-
-    /// The interpreter itself, not a launcher script that would keep its own process id and not pass on a signal.
-    private static let python: String = {
-        let which = Process()
-        which.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        which.arguments = ["python3", "-c", "import sys; print(sys.executable)"]
-        let pipe = Pipe()
-        which.standardOutput = pipe
-        try? which.run()
-        which.waitUntilExit()
-        let path = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return path.trimmingCharacters(in: .whitespacesAndNewlines)
-    }()
-
-    init(users: [User]) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let portFile = directory.appendingPathComponent("port")
-        let process = Process()
-        self.process = process
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments =
-            [
-                Self.script.path, "serve", "--dir", directory.path, "--port-file", portFile.path, "--client-id", Self.clientID,
-                "--client-secret", Self.clientSecret, "--redirect-uri", Self.publicURL + "/v1/auth/oidc/callback",
-            ] + users.flatMap { ["--user", "\($0.username):\($0.password):\($0.givenName):\($0.familyName):\($0.email)"] }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var found: Int?
-        _ = try await waitFor(within: .seconds(60), every: .milliseconds(50)) {
-            found = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            return found != nil || !process.isRunning
-        }
-        guard let found else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            try? FileManager.default.removeItem(at: directory)
-            throw ProviderDidNotStart()
-        }
-        port = found
-    }
-
-    struct ProviderDidNotStart: Error {}
-
-    /// A new signing key, the old ones gone, as an operator rotates them; the new key's id.
-    @discardableResult
-    func rotateKeys() throws -> String {
-        let rotate = Process()
-        rotate.executableURL = URL(fileURLWithPath: Self.python)
-        rotate.arguments = [Self.script.path, "rotate-keys", "--dir", directory.path]
-        let pipe = Pipe()
-        rotate.standardOutput = pipe
-        try rotate.run()
-        rotate.waitUntilExit()
-        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    /// SIGKILL: a child of the test process starts with the signals its spawning thread blocks, SIGTERM among them.
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    static func withProvider(users: [User], _ body: (TestIdentityProvider) async throws -> Void) async throws {
-        let provider = try await TestIdentityProvider(users: users)
-        defer { provider.stop() }
-        try await body(provider)
-    }
+    static let callback = publicURL + OIDCSettings.callbackPath
 }
 
 /// A browser, as far as a sign-in needs one: it follows redirects, keeps cookies by host (not by port, as
@@ -140,7 +50,7 @@ final class SignInBrowser: @unchecked Sendable {
             visited.append((current, reply))
             guard [301, 302, 303, 307].contains(reply.status.code), let location = reply.headers[.location] else { return (current, reply) }
             current = resolve(location, against: current)
-            if holdsCallback, current.hasPrefix(TestIdentityProvider.publicURL + OIDCSettings.callbackPath) { return (current, reply) }
+            if holdsCallback, current.hasPrefix(SignInGateway.publicURL + OIDCSettings.callbackPath) { return (current, reply) }
             method = .get
             body = nil
         }
@@ -160,7 +70,7 @@ final class SignInBrowser: @unchecked Sendable {
     /// The whole sign-in from the gateway's login link to the page the browser ends on.
     @discardableResult
     func signIn(username: String, password: String, from path: String = "/v1/auth/oidc/login") async throws -> (url: String, reply: Reply) {
-        let loginPage = try await go(to: TestIdentityProvider.publicURL + path)
+        let loginPage = try await go(to: SignInGateway.publicURL + path)
         return try await logIn(at: loginPage, username: username, password: password)
     }
 
@@ -179,9 +89,9 @@ final class SignInBrowser: @unchecked Sendable {
         }
         if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
         let reply: Reply
-        if url.hasPrefix(TestIdentityProvider.publicURL + "/") {
+        if url.hasPrefix(SignInGateway.publicURL + "/") {
             // The loopback listener a command line would run is never reached: a test reads where it leads.
-            reply = try await gateway.reply(method, String(url.dropFirst(TestIdentityProvider.publicURL.count)), headers: headers, body: body)
+            reply = try await gateway.reply(method, String(url.dropFirst(SignInGateway.publicURL.count)), headers: headers, body: body)
         } else if host == "127.0.0.1" && components.path.hasPrefix("/cli") {
             return Reply(status: .ok, headers: [:], body: "")
         } else {
