@@ -5,9 +5,10 @@ import PostgresNIO
 
 /// Rebuilds the read model from the event log while the service keeps serving.
 ///
-/// 1. Read the log up to the visibility horizon, keeping each stream's last event (every posted, updated or
-///    unhidden event carries the pin's whole state, so the last one decides; a deletion or a hide removes it).
-/// 2. Copy those events' pins from the log into a shadow table, then index it.
+/// 1. Find each stream's last event up to the visibility horizon (every posted, updated or unhidden event
+///    carries the pin's whole state, so the last one decides; a deletion or a hide removes it), and copy
+///    those events' pins from the log into a shadow table, in one statement that PostgreSQL runs over the log.
+/// 2. Index the shadow table.
 /// 3. Catch up with events that arrived meanwhile, applying them to the shadow table.
 /// 4. Briefly lock out appends, apply the last few events, and swap the shadow table in (or, when
 ///    verifying, compare it with the live table and throw it away).
@@ -40,10 +41,13 @@ struct Replayer: Sendable {
                 CREATE TABLE locations.\(unescaped: table) (LIKE locations.pins INCLUDING DEFAULTS)
                 """, logger: logger)
 
-            // 1. Find each stream's last event. Versions of a stream commit in order, so its highest
-            //    version is its last event; one snapshot gives both the events and the cursor after them.
-            var last: [String: (version: Int32, position: Int64, removed: Bool)] = [:]
+            // 1. Each stream's last event below the visibility horizon is found by PostgreSQL in one pass over
+            //    the log (versions of a stream commit in order, so its highest version is its last event), and
+            //    its pin is copied from the log into the shadow table in the same statement. Nothing is held
+            //    here per pin or per event, so the replay's memory is the same whatever the size of the log.
+            //    One snapshot gives both the pins and the cursor after them.
             var cursor = LogPosition.start
+            progress.advance(to: 0, force: true)
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
             do {
                 let newest = try await connection.query(
@@ -57,18 +61,26 @@ struct Replayer: Sendable {
                     let (transaction, position) = try row.decode((Int64, Int64).self)
                     cursor = LogPosition(transactionId: transaction, position: position)
                 }
-                let rows = try await connection.query(
+                let folded = try await connection.query(
                     """
-                    SELECT stream_name, stream_version, position,
-                           event_type IN (\(LocationEventType.deleted.rawValue), \(LocationEventType.hidden.rawValue))
-                    FROM locations.events
-                    WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                    """, logger: logger)
-                for try await (stream, version, position, removed) in rows.decode((String, Int32, Int64, Bool).self) {
-                    if (last[stream]?.version ?? 0) < version { last[stream] = (version, position, removed) }
-                    summary.events += 1
-                    if summary.events % 4096 == 0 { progress.advance(to: summary.events) }
-                }
+                    WITH last AS (
+                        SELECT (max(ARRAY[stream_version::bigint, position]))[2] AS position, count(*) AS events
+                        FROM locations.events
+                        WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                        GROUP BY stream_name
+                    ), loaded AS (
+                        INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
+                        SELECT data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
+                               data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
+                               (data->>'createdAt')::timestamptz, (data->>'updatedAt')::timestamptz, stream_version
+                        FROM locations.events JOIN last USING (position)
+                        WHERE event_type NOT IN (\(LocationEventType.deleted.rawValue), \(LocationEventType.hidden.rawValue))
+                        RETURNING 1
+                    )
+                    SELECT (SELECT coalesce(sum(events), 0) FROM last)::bigint, (SELECT count(*) FROM loaded)
+                    """, logger: logger
+                ).collect()
+                summary.events = try folded.first.map { try Int($0.decode((Int64, Int64).self).0) } ?? 0
                 try await connection.query("COMMIT", logger: logger)
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -76,16 +88,7 @@ struct Replayer: Sendable {
             }
             progress.finish(summary.events)
 
-            // 2. Load the pins those events describe straight from the log into the shadow table, then index it.
-            let winners = last.values.filter { !$0.removed }.map(\.position)
-            try await connection.query(
-                """
-                INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
-                SELECT data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
-                       data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
-                       (data->>'createdAt')::timestamptz, (data->>'updatedAt')::timestamptz, stream_version
-                FROM locations.events JOIN unnest(\(winners)::bigint[]) AS winner(position) USING (position)
-                """, logger: logger)
+            // 2. Index the shadow table as the live one is.
             try await connection.query(
                 """
                 ALTER TABLE locations.\(unescaped: table) ADD CONSTRAINT \(unescaped: table)_pkey PRIMARY KEY (object_id)
