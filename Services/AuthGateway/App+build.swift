@@ -88,11 +88,9 @@ func buildRouter(
         let users = router.group("\(base)/users").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
         UsersController(accounts: parts.accounts, sessions: parts.sessions).addRoutes(to: users)
     }
-    if let signIn = parts.signIn {
-        SignInController(signIn: signIn, lifetime: configuration.sessionLifetime).addRoutes(
-            pages: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .page)),
-            api: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true))))
-    }
+    SignInController(signIn: parts.signIn, lifetime: configuration.sessionLifetime).addRoutes(
+        pages: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .page)),
+        api: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true))))
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
     let local = parts.local
     AccountsController(

@@ -291,10 +291,15 @@ import Testing
         }
     }
 
-    @Test func withoutAProviderThereIsNoSignInRoute() async throws {
+    @Test func withoutAProviderTheSignInRoutesSaySo() async throws {
         try await withGatewayRouter { client, _ in
             let reply = try await client.send(.get, "/v1/auth/oidc/login")
             #expect(reply.status == .notFound)
+            #expect(reply.body.contains("This server offers no sign-in with an identity provider"))
+            let token = try await client.send(.post, "/v1/auth/oidc/token", body: #"{"code":"c","code_verifier":"v"}"#)
+            #expect(token.status == .notFound)
+            #expect(token.body.hasPrefix(")]}'\n{\"status\":404,"))
+            #expect(try await client.send(.delete, "/v1/auth/oidc/login").status == .methodNotAllowed)
         }
     }
 

@@ -28,6 +28,8 @@ enum GatewayError: Error, Equatable {
     case signInRefused(String)
     /// A command-line sign-in's code is unknown, used or expired, or the verifier shown with it is not its own.
     case signInCodeRefused
+    /// No OpenID Connect provider is configured (`OIDC_ISSUER`).
+    case signInNotConfigured
     case userNotFound
     case invalidSignUp(parameter: String, message: String)
     case emailTaken
@@ -66,6 +68,7 @@ enum GatewayError: Error, Equatable {
         case .signInUnknown: "This sign-in has expired or was finished already; start again from the login page."
         case .signInRefused(let reason): "The identity provider did not vouch for this sign-in: \(reason). Sign in again."
         case .signInCodeRefused: "This sign-in code is unknown, used or expired, or does not match its verifier; sign in again."
+        case .signInNotConfigured: "This server offers no sign-in with an identity provider; log in with your email and password."
         case .userNotFound: "User not found."
         case .invalidSignUp(_, let message): message
         case .emailTaken: "An account with this email already exists."

@@ -15,7 +15,7 @@ extension GatewayError {
         case .throttled, .tooManySignUps, .rateLimited, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
-        case .userNotFound, .noGeocodeMatch, .pinNotFound: .notFound
+        case .userNotFound, .noGeocodeMatch, .pinNotFound, .signInNotConfigured: .notFound
         case .emailTaken: .conflict
         case .notLoggedIn, .notLoggedInToErase: .unauthorized
         case .locationsUnavailable, .databaseUnavailable: .serviceUnavailable

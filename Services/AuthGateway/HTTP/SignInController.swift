@@ -6,9 +6,10 @@ import ServiceKit
 
 /// OpenID Connect sign-in, under `/v1/auth/oidc`: `GET login` sends the browser to the provider, `GET callback`
 /// is where the provider sends it back, and `POST token` turns a command-line sign-in's code into its
-/// session. Browser-facing refusals are pages; `token`'s are the session routes' JSON.
+/// session. Browser-facing refusals are pages; `token`'s are the session routes' JSON. Without a provider
+/// (`signIn` nil) the routes are there and say so, 404, as every method they do not take is 405.
 struct SignInController: Sendable {
-    let signIn: OIDCSignIn
+    let signIn: OIDCSignIn?
     let lifetime: Duration
 
     /// The cookie holding a sign-in's state while the browser is at the provider: the callback finishes only
@@ -24,6 +25,7 @@ struct SignInController: Sendable {
 
     /// `?cli_redirect=http://127.0.0.1:PORT/…&cli_challenge=…` when the command line started it.
     @Sendable func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        guard let signIn else { throw GatewayError.signInNotConfigured }
         let query = Self.formQuery(request)
         var commandLine: CommandLineReturn?
         if query["cli_redirect"] != nil || query["cli_challenge"] != nil {
@@ -43,6 +45,7 @@ struct SignInController: Sendable {
     }
 
     @Sendable func callback(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        guard let signIn else { throw GatewayError.signInNotConfigured }
         let query = Self.formQuery(request)
         guard let state = query["state"], !state.isEmpty else { throw GatewayError.missingParameter("state") }
         let answer: OIDCSignIn.Callback
@@ -70,6 +73,7 @@ struct SignInController: Sendable {
 
     /// `{"code": …, "code_verifier": …}`: answered as a login is.
     @Sendable func token(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        guard let signIn else { throw GatewayError.signInNotConfigured }
         let body = try await readJSONBody(request, as: HandoffBody.self)
         guard let code = body.code, !code.isEmpty else { throw GatewayError.missingParameter("code") }
         guard let verifier = body.codeVerifier, !verifier.isEmpty else { throw GatewayError.missingParameter("code_verifier") }
