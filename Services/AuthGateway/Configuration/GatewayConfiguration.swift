@@ -131,14 +131,9 @@ struct OIDCSettings: Sendable {
     var redirectURI: String { publicURL + Self.callbackPath }
     static let callbackPath = "/v1/auth/oidc/callback"
 
-    init(issuer: String, clientID: String, clientSecret: String, providerName: String, publicURL: String) {
-        self.issuer = issuer
-        self.clientID = clientID
-        self.clientSecret = clientSecret
-        self.providerName = providerName
-        self.publicURL = publicURL
-    }
+}
 
+extension OIDCSettings {
     /// nil when `OIDC_ISSUER` is unset; with it, the client's id and secret and `PUBLIC_URL` are required.
     init?(_ reader: EnvironmentReader) throws(ConfigurationError) {
         guard let issuer = reader["OIDC_ISSUER"] else { return nil }
