@@ -294,87 +294,122 @@ class Benchmarks:
         self.measure_pgbench("post-pgbench-pool", "post_pgbench_pool", appenders)
         self.record("post_pgbench_pool_clients", appenders)
 
-    def write_replay_log(self):
-        """The events to replay, written by bench/generate-events.sql, then settled (hint bits, visibility
-        map, statistics) so that neither contender pays for that."""
-        log(f"replay: writing {REPLAY_PINS * 4} events over {REPLAY_PINS} pins")
-        start = time.monotonic()
-        self.pg.psql("bench_replay", "-v", f"pins={REPLAY_PINS}", "-v", "blocks=10", "-f", "bench/generate-events.sql")
-        self.record("replay_generate_seconds", elapsed(start))
-        self.pg.psql("bench_replay", "-c", "VACUUM (ANALYZE) locations.events", "-c", "CHECKPOINT")
-        for key, query in [
-            ("replay_events", "SELECT count(*) FROM locations.events"),
-            ("replay_deleted_streams", "SELECT count(*) FROM locations.events WHERE event_type = 'LocationDeleted'"),
-            ("replay_transactions", "SELECT count(DISTINCT transaction_id) FROM locations.events"),
-            ("replay_events_mb", "SELECT pg_total_relation_size('locations.events') / 1048576"),
-        ]:
-            self.record(key, self.pg.value("bench_replay", query))
+    def replay(self):
+        """2. Replay against the same rebuild in SQL."""
+        # In rounds, as the throughputs: one run of each on this machine's shared cores moved the ratio
+        # from 1.19x to 1.51x between two runs of the same code.
+        ReplayLog(self, "bench_replay", REPLAY_PINS).measure()
 
-    def replay_by_service(self, env, k):
+
+class ReplayLog:
+    """A log of PINS x 4 events in DATABASE, replayed by the service and rebuilt in SQL round by round, every
+    figure recorded through BENCHMARKS (a limits.Benchmarks) as KEY_*."""
+
+    def __init__(self, benchmarks, database, pins, key="replay"):
+        self.benchmarks = benchmarks
+        self.pg = benchmarks.pg
+        self.processes = benchmarks.processes
+        self.service_bin = benchmarks.service_bin
+        self.database = database
+        self.pins = pins
+        self.key = key
+        self.env = {"DATABASE_URL": self.pg.url(database)}
+
+    def record(self, name, value):
+        self.benchmarks.record(f"{self.key}_{name}", value)
+
+    def write(self):
+        """The database, migrated, and the events bench/generate-events.sql writes, then settled (hint bits,
+        visibility map, statistics) so that neither contender pays for that. The trigger that keeps
+        locations.pin_versions (the map at past moments, which replay neither reads nor writes) is off while
+        they are written, and fsync too: 10,000,000 events took 31 minutes with both, and the log is the
+        same without them. fsync is on again, and everything on disk, before anything is measured."""
+        self.pg.create_database(self.database)
+        self.processes.run_or_fail([self.service_bin, "migrate"], 120, RESULTS_DIR / f"{self.key}-migrate.log",
+                                   "migrating the replay database failed", self.env)
+        log(f"replay: writing {self.pins * 4:,} events over {self.pins:,} pins")
+        self.pg.psql(self.database, "-c", "ALTER SYSTEM SET fsync = off", "-c", "SELECT pg_reload_conf()",
+                     "-c", "ALTER TABLE locations.events DISABLE TRIGGER events_pin_versions")
+        start = time.monotonic()
+        self.processes.run_or_fail(
+            [self.pg.bin / "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", self.pg.port, "-U",
+             "onthemap", "-d", self.database, "-v", f"pins={self.pins}", "-v", f"blocks={max(10, self.pins // 100_000)}",
+             "-f", "bench/generate-events.sql"], 7200, RESULTS_DIR / f"{self.key}-generate.log", "writing the log failed")
+        self.record("generate_seconds", elapsed(start))
+        self.pg.psql(self.database, "-c", "ALTER TABLE locations.events ENABLE TRIGGER events_pin_versions",
+                     "-c", "ALTER SYSTEM RESET fsync", "-c", "SELECT pg_reload_conf()",
+                     "-c", "VACUUM (ANALYZE) locations.events")
+        if self.pg.value(self.database, "SHOW fsync") != "on":
+            raise BenchError("fsync did not come back on after the log was written")
+        self.pg.psql(self.database, "-c", "CHECKPOINT")
+        for name, query in [
+            ("events", "SELECT count(*) FROM locations.events"),
+            ("deleted_streams", "SELECT count(*) FROM locations.events WHERE event_type = 'LocationDeleted'"),
+            ("transactions", "SELECT count(DISTINCT transaction_id) FROM locations.events"),
+            ("events_mb", "SELECT pg_total_relation_size('locations.events') / 1048576"),
+        ]:
+            self.record(name, self.pg.value(self.database, query))
+
+    def by_service(self, k):
         """Wall clock of the whole command (start-up and connecting included); its memory and CPU time are
         sampled while it runs."""
-        prefix = f"replay_service_{k}"
-        with self.cpu_measured(prefix):
+        prefix = f"service_{k}"
+        output = RESULTS_DIR / f"{self.key}.log"
+        with self.benchmarks.cpu_measured(f"{self.key}_{prefix}"):
             start = time.monotonic()
-            replay = self.processes.start([self.service_bin, "replay"], RESULTS_DIR / "replay.log", env)
-            sampler = Sampler(replay.pid, 900)
-            if not self.processes.finish(replay, 900):
-                show_tail(RESULTS_DIR / "replay.log")
+            replay = self.processes.start([self.service_bin, "replay"], output, self.env)
+            sampler = Sampler(replay.pid, 3600)
+            if not self.processes.finish(replay, 3600):
+                show_tail(output)
                 raise BenchError("replay failed")
             seconds = elapsed(start)
         sampler.result()
         self.record(f"{prefix}_seconds", seconds)
         self.record(f"{prefix}_cpu_seconds", f"{sampler.ticks / HZ:.2f}")
         self.record(f"{prefix}_rss_peak_kb", sampler.peak_kb)
-        self.pg.psql("bench_replay", "-c", "CHECKPOINT")
+        self.pg.psql(self.database, "-c", "CHECKPOINT")
 
-    def replay_by_sql(self, k):
-        prefix = f"replay_sql_{k}"
-        self.pg.psql("bench_replay", "-c", "DROP TABLE IF EXISTS bench.sql_pins", "-c", "CHECKPOINT")
-        with self.cpu_measured(prefix):
+    def by_sql(self, k):
+        prefix = f"sql_{k}"
+        self.pg.psql(self.database, "-c", "DROP TABLE IF EXISTS bench.sql_pins", "-c", "CHECKPOINT")
+        with self.benchmarks.cpu_measured(f"{self.key}_{prefix}"):
             start = time.monotonic()
-            self.pg.psql("bench_replay", "-f", "bench/rebuild.sql")
+            self.pg.psql(self.database, "-f", "bench/rebuild.sql")
             without_indexes = elapsed(start)
-            self.pg.psql("bench_replay", "-f", "bench/rebuild-indexes.sql")
+            self.pg.psql(self.database, "-f", "bench/rebuild-indexes.sql")
             with_indexes = elapsed(start)
         self.record(f"{prefix}_noindex_seconds", without_indexes)
         self.record(f"{prefix}_seconds", with_indexes)
-        self.pg.psql("bench_replay", "-c", "CHECKPOINT")
+        self.pg.psql(self.database, "-c", "CHECKPOINT")
 
-    def verify_replay(self, env):
+    def rounds(self):
+        log(f"replay of {self.pins * 4:,} events: {ROUNDS} rounds of locations-service replay and the same rebuild in SQL")
+        self.benchmarks.alternate(f"replay of {self.pins * 4:,} events", {"service": self.by_service, "sql": self.by_sql})
+        self.benchmarks.results.record_max(f"rss_{self.key}_peak_kb", rf"{self.key}_service_[0-9]*_rss_peak_kb")
+
+    def verify(self):
         """`replay --verify` must find no difference, and the swapped-in read model must equal the SQL
         rebuild row for row."""
-        log("replay: verify")
+        log(f"replay of {self.pins * 4:,} events: verify")
         start = time.monotonic()
-        verify_log = RESULTS_DIR / "replay-verify.log"
-        self.processes.run_or_fail([self.service_bin, "replay", "--verify"], 900, verify_log,
-                                   "replay --verify found differences", env)
-        self.record("replay_verify_seconds", elapsed(start))
+        verify_log = RESULTS_DIR / f"{self.key}-verify.log"
+        self.processes.run_or_fail([self.service_bin, "replay", "--verify"], 3600, verify_log,
+                                   "replay --verify found differences", self.env)
+        self.record("verify_seconds", elapsed(start))
         if "matches the live one" not in verify_log.read_text(errors="replace"):
             raise BenchError("replay --verify did not confirm a match")
-        self.record("replay_verify", "match")
-        live, sql, differing = self.pg.psql("bench_replay", "-tA", "-f", "bench/compare.sql").strip().split("|")
-        self.record("replay_live_pins", live)
-        self.record("replay_sql_pins", sql)
-        self.record("replay_differing_rows", differing)
+        self.record("verify", "match")
+        live, sql, differing = self.pg.psql(self.database, "-tA", "-f", "bench/compare.sql").strip().split("|")
+        self.record("live_pins", live)
+        self.record("sql_pins", sql)
+        self.record("differing_rows", differing)
         if differing != "0" or live != sql:
             raise BenchError(f"replay and the SQL rebuild disagree ({live} vs {sql} rows, {differing} differ)")
 
-    def replay(self):
-        """2. Replay against the same rebuild in SQL."""
-        self.pg.create_database("bench_replay")
-        env = {"DATABASE_URL": self.pg.url("bench_replay")}
-        self.processes.run_or_fail([self.service_bin, "migrate"], 120, RESULTS_DIR / "replay-migrate.log",
-                                   "migrating the replay database failed", env)
-        self.write_replay_log()
-        # In rounds, as the throughputs: one run of each on this machine's shared cores moved the ratio
-        # from 1.19x to 1.51x between two runs of the same code.
-        log(f"replay: {ROUNDS} rounds of locations-service replay and the same rebuild in SQL")
-        self.alternate("replay", {"service": lambda k: self.replay_by_service(env, k),
-                                  "sql": lambda k: self.replay_by_sql(k)})
-        self.results.record_max("rss_replay_peak_kb", r"replay_service_[0-9]*_rss_peak_kb")
-        self.verify_replay(env)
-
+    def measure(self):
+        self.write()
+        self.rounds()
+        self.verify()
 
 def record_machine(results, postgres):
     cpu_model = re.search(r"^model name\s*: (.*)$", Path("/proc/cpuinfo").read_text(), re.MULTILINE)

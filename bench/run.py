@@ -27,7 +27,8 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py connection-memory   what one open connection costs the gateway
   bench/run.py soak                mixed traffic through the gateway, memory's slope held to a bound
   bench/run.py tracing             the gateway's hot read and POST with every request traced against untraced
-Each of the last eight writes its own section of BENCHMARKS.md and leaves the rest.
+  bench/run.py replay              replay over 1M, 4M and 10M events against the SQL rebuild, and its memory
+Each of the last nine writes its own section of BENCHMARKS.md and leaves the rest.
   bench/run.py scaling             SCALING.md's inputs measured nowhere else: the gateway's CPU per live stream
                                    per change, log bytes per event, replay's events/s and memory; printed only
 Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
@@ -36,6 +37,7 @@ Settings, from the environment (the figures in BENCHMARKS.md come from the defau
   ROUNDS          how many times each throughput and its limit are measured, alternately (default 5;
                   for fanout and scaling, rounds of each size, default 3)
   REPLAY_PINS     pins in the replay log, 4 events each (default 250000)
+  REPLAY_SIZES    replay: pins in each of its logs (default "250000 1000000 2500000")
   AT_PINS         at: pins in its log, 4 events each (default 2500000); AT_CONNECTIONS (default 4)
   SKIP_EXTRAS=1   leaves out the micro-measurements, fuzzing and command-line passes at the end (many minutes)
   BENCH_BINARIES  a folder of release binaries to measure instead of building them into .build-bench/
@@ -58,6 +60,7 @@ import fanout
 import limits
 import moments
 import processes
+import replay
 import scaling
 import soak
 import tls
@@ -74,6 +77,7 @@ BENCHMARKS = {
     "tls": tls.run,
     "tracing": tracing.run,
     "at": moments.run,
+    "replay": replay.run,
     "scaling": scaling.run,
 }
 
