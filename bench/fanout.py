@@ -3,13 +3,15 @@ gateway, and the time from that POST until the last subscriber has it; against n
 libnginx-mod-nchan, one worker per core) publishing a message of the same size to the same number of
 EventSource subscribers, measured by the same client (bench/sse-fanout.c) in the same run. Also the
 gateway's resident memory per open stream, and what it holds again once the streams have gone.
-Goals: at 10,000 subscribers, at most 1.0x nchan's time and 8 KB per subscriber. Writes the "Live
+Goals: at 50,000 subscribers, at most 1.0x nchan's time and 8 KB per subscriber. The streams come from
+several loopback addresses (one has too few ports for 50,000 connections to one server). Writes the "Live
 fan-out" section."""
 import contextlib
 import json
 import os
 import pwd
 import random
+import resource
 import statistics
 import time
 
@@ -19,7 +21,7 @@ from processes import NO_CAPS, RESULTS_DIR, ROOT, BenchError, Server, Stack, fre
 from procfs import children_of, rss_kb
 from report import load_average, meets, stamp, write_sections
 
-TIME_GOAL, KB_GOAL, GOAL_SIZE = 1.0, 8.0, 10000
+TIME_GOAL, KB_GOAL, GOAL_SIZE = 1.0, 8.0, 50000
 
 
 def http_post(path, body, headers=""):
@@ -61,7 +63,7 @@ def start_nchan(bench, work):
 
 
 def run(bench):
-    sizes = [int(n) for n in setting("SIZES", "1000 5000 10000", str).split()]
+    sizes = [int(n) for n in setting("SIZES", "1000 10000 50000", str).split()]
     rounds = setting("ROUNDS", 3)
     ensure("libnginx-mod-nchan", "nginx-light", "gcc", "libc6-dev")
     raise_open_files("fanout", max(sizes))
@@ -130,7 +132,8 @@ def section(runs):
         "posted through the gateway; the time from sending that POST until the last subscriber has the pin's",
         f"event. The limit: nchan {nchan} (nginx {nginx}, 2 workers) publishing a message of the same size to N",
         "EventSource subscribers, timed from the publishing request the same way. One client for both",
-        "(`bench/sse-fanout.c`, epoll, all streams opened and answered before the clock starts); the rounds",
+        "(`bench/sse-fanout.c`, epoll, all streams opened and answered before the clock starts, 10,000 from each of",
+        "127.0.0.1, 127.0.0.2, ...); the rounds",
         f"alternate which server goes first. Release build on loopback; {stamp('Services', 'Shared', 'Package.swift')}",
         f"(load average {load_average()} at the end).",
         "",
@@ -138,6 +141,8 @@ def section(runs):
         "Gateway memory per stream | Gateway RSS 7 s after they left |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
+    # The goals are judged at GOAL_SIZE; a run that could not open that many judges its largest size instead.
+    judged = GOAL_SIZE if GOAL_SIZE in sizes else max(sizes)
     verdicts = {}
     for n in sizes:
         gateway, limit = pick("gateway", n), pick("nchan", n)
@@ -147,17 +152,21 @@ def section(runs):
         left = median([r["rss_left_kb"] - r["rss_before_kb"] for r in gateway])
         lines.append(f"| {n:,} | {times(gateway)} | {times(limit)} | {ratio:.2f}× ({', '.join(f'{x:.2f}' for x in ratios)}) | "
                      f"{kb:.1f} KB | {left / 1024:+.1f} MB against before they came |")
-        if n == GOAL_SIZE:
+        if n == judged:
             verdicts = {"time": ratio, "memory": kb}
     lines.append("")
-    if verdicts:
-        lines += [
-            f"**At {GOAL_SIZE:,} subscribers: {verdicts['time']:.2f}× nchan's time** ({meets(verdicts['time'] <= TIME_GOAL)} "
-            "the goal of at",
-            f"most {TIME_GOAL:.1f}×); **{verdicts['memory']:.1f} KB of gateway memory per subscriber** "
-            f"({meets(verdicts['memory'] <= KB_GOAL)} the goal of at most {KB_GOAL:.0f} KB).",
-            "The gateway's time includes what nchan's does not: the POST itself (session, forwarding, the durable",
-            "append) and the change reaching the gateway's feed from locations-service.",
-            "",
-        ]
+    if judged != GOAL_SIZE:
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        lines += [f"**The goals' {GOAL_SIZE:,} subscribers were not measured** (each process of this run could hold at "
+                  f"most {limit:,} descriptors, its hard open-file limit), so the goals are judged at {judged:,}, the "
+                  "largest size measured.", ""]
+    lines += [
+        f"**At {judged:,} subscribers: {verdicts['time']:.2f}× nchan's time** ({meets(verdicts['time'] <= TIME_GOAL)} "
+        "the goal of at",
+        f"most {TIME_GOAL:.1f}×); **{verdicts['memory']:.1f} KB of gateway memory per subscriber** "
+        f"({meets(verdicts['memory'] <= KB_GOAL)} the goal of at most {KB_GOAL:.0f} KB).",
+        "The gateway's time includes what nchan's does not: the POST itself (session, forwarding, the durable",
+        "append) and the change reaching the gateway's feed from locations-service.",
+        "",
+    ]
     return lines

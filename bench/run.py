@@ -42,7 +42,7 @@ Settings, from the environment (the figures in BENCHMARKS.md come from the defau
   SKIP_EXTRAS=1   leaves out the micro-measurements, fuzzing and command-line passes at the end (many minutes)
   BENCH_BINARIES  a folder of release binaries to measure instead of building them into .build-bench/
   CLI_RUNS        cli: hyperfine runs of each command (default 300)
-  SIZES           fanout: the numbers of subscribers (default "1000 5000 10000")
+  SIZES           fanout: the numbers of subscribers (default "1000 10000 50000")
   N, HEAPTRACK=1  connection-memory: connections of each kind (default 3000); heaptrack's split of the heap
   MINUTES         soak: its length (default 30)
   STREAMS, POSTS, WINDOW, SCALING_PINS  scaling: streams held open (default "5000 10000"), pins posted in each

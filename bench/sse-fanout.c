@@ -5,7 +5,8 @@
  *
  *   sse-fanout PORT STREAM_PATH N TRIGGER_FILE MARKER [PID...]
  *
- * PORT          the server on 127.0.0.1
+ * PORT          the server on 127.0.0.1; the streams come from 127.0.0.1, 127.0.0.2, ... (PER_ADDRESS from each),
+ *               since one source address has fewer ports than the 50,000 streams that may be measured
  * STREAM_PATH   what each of the N streams GETs (Accept: text/event-stream)
  * TRIGGER_FILE  a whole HTTP/1.1 request, sent as it is on a connection of its own once all N streams
  *               have their response headers; the clock starts just before it is sent
@@ -32,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TAIL = 128, BATCH = 250 };
+enum { TAIL = 128, BATCH = 250, PER_ADDRESS = 10000 };
 
 struct stream {
     int fd;
@@ -69,13 +70,19 @@ static long rss_kb(int count, char **pids) {
     return total;
 }
 
-static int open_connection(int port) {
+/* The connection of stream `i` (the trigger's is 0's), from the loopback address that stream's share of
+ * PER_ADDRESS falls on. The port is chosen at connect, per destination, not at bind: else each address
+ * would have only as many as one bind can take. */
+static int open_connection(int port, int i) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) die("socket");
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    struct sockaddr_in source = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK + i / PER_ADDRESS)};
+    if (bind(fd, (struct sockaddr *)&source, sizeof source) != 0) die("bind");
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
     inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
     if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) die("connect");
-    int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
 }
@@ -158,7 +165,7 @@ int main(int argc, char **argv) {
     for (int opened = 0; opened < n;) {
         int batch_end = opened + BATCH < n ? opened + BATCH : n;
         for (int i = opened; i < batch_end; i++) {
-            streams[i].fd = open_connection(port);
+            streams[i].fd = open_connection(port, i);
             send_all(streams[i].fd, request, request_length);
             fcntl(streams[i].fd, F_SETFL, O_NONBLOCK);
             struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
@@ -177,10 +184,10 @@ int main(int argc, char **argv) {
         }
         opened = batch_end;
     }
-    usleep(200 * 1000); /* let the server settle what opening 10,000 streams set in motion */
+    usleep(n > 10000 ? 1000 * 1000 : 200 * 1000); /* let the server settle what opening the streams set in motion */
     long rss_open = rss_kb(pid_count, pids);
 
-    int trigger_fd = open_connection(port);
+    int trigger_fd = open_connection(port, 0);
     double started = now();
     send_all(trigger_fd, trigger, trigger_length);
     int received = 0;
