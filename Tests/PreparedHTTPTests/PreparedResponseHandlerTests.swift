@@ -38,7 +38,8 @@ import Testing
     /// A connection whose handler answers GET /list from `list`, defers POST /echo (bodies up to 8 bytes)
     /// to `echoes`, streams GET /stream (starting with "hello"; refused with 429 when the request has
     /// `X-Refuse`), and leaves everything else to the router, behind NIO's HTTP encoder as on a real connection.
-    func connection(reports: Reports = Reports(), echoes: Echoes = Echoes()) throws -> EmbeddedChannel {
+    /// `parsing`: requests arrive as bytes, through NIO's HTTP parser, rather than as its parts.
+    func connection(reports: Reports = Reports(), echoes: Echoes = Echoes(), parsing: Bool = false) throws -> EmbeddedChannel {
         let handling: @Sendable (PreparedRequest) -> PreparedHandling? = { request in
             if request.method == .POST, request.path == "/echo" {
                 return .deferred(
@@ -72,6 +73,11 @@ import Testing
             answered: { route, status, _ in reports.lines.withLock { $0.append("\(route) \(status.code)") } })
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), OutboundEvents(), handler])
+        if parsing {
+            let parser = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes))
+            try channel.pipeline.syncOperations.addHandler(
+                parser, position: .after(channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)))
+        }
         return channel
     }
 
@@ -344,6 +350,27 @@ import Testing
         try request(channel, .GET, "/list")
         #expect(try written(channel) == "")
         #expect(try routed(channel) == [])
+    }
+
+    @Test func aStreamsConnectionParsesNoMoreAndDropsWhatItsClientSendsAfterItsRequest() throws {
+        let channel = try connection(parsing: true)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try channel.writeInbound(ByteBuffer(string: "GET /stream HTTP/1.1\r\nHost: map.test\r\n\r\n"))
+        #expect(try written(channel).hasSuffix("\r\n\r\n5\r\nhello\r\n"))
+        channel.embeddedEventLoop.run()
+        #expect(throws: ChannelPipelineError.notFound) {
+            try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        }
+        // A request, then bytes that are no request at all: neither is answered, routed or refused.
+        try channel.writeInbound(ByteBuffer(string: "GET /list HTTP/1.1\r\nHost: map.test\r\n\r\n\u{0}\u{1}garbage\r\n\r\n"))
+        #expect(try written(channel) == "")
+        #expect(try routed(channel) == [])
+        #expect(channel.isActive)
+        // The stream still ends with its client.
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        channel.embeddedEventLoop.run()
+        #expect(try written(channel) == "0\r\n\r\n")
+        #expect(!channel.isActive)
     }
 
     @Test func aRefusedStreamIsAnOrdinaryAnswerAndTheConnectionGoesOn() throws {
