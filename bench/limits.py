@@ -331,10 +331,7 @@ class ReplayLog:
         self.pg.psql(self.database, "-c", "ALTER SYSTEM SET fsync = off", "-c", "SELECT pg_reload_conf()",
                      "-c", "ALTER TABLE locations.events DISABLE TRIGGER events_pin_versions")
         start = time.monotonic()
-        self.processes.run_or_fail(
-            [self.pg.bin / "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", self.pg.port, "-U",
-             "onthemap", "-d", self.database, "-v", f"pins={self.pins}", "-v", f"blocks={max(10, self.pins // 100_000)}",
-             "-f", "bench/generate-events.sql"], 7200, RESULTS_DIR / f"{self.key}-generate.log", "writing the log failed")
+        self.pg.write_events(self.database, self.pins, RESULTS_DIR / f"{self.key}-generate.log")
         self.record("generate_seconds", elapsed(start))
         self.pg.psql(self.database, "-c", "ALTER TABLE locations.events ENABLE TRIGGER events_pin_versions",
                      "-c", "ALTER SYSTEM RESET fsync", "-c", "SELECT pg_reload_conf()",

@@ -27,10 +27,7 @@ def generate(bench, pg, database):
     service's own trigger as it is written; then settled."""
     log(f"the map at a past moment: writing {AT_PINS * 4:,} events over {AT_PINS:,} pins")
     start = time.monotonic()
-    bench.processes.run_or_fail(
-        [pg.bin / "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", pg.port, "-U", "onthemap",
-         "-d", database, "-v", f"pins={AT_PINS}", "-v", f"blocks={max(10, AT_PINS // 100_000)}", "-f",
-         "bench/generate-events.sql"], 7200, RESULTS_DIR / "at-generate.log", "writing the log failed")
+    pg.write_events(database, AT_PINS, RESULTS_DIR / "at-generate.log")
     seconds = elapsed(start)
     pg.psql(database, "-c", "VACUUM (ANALYZE) locations.events", "-c", "VACUUM (ANALYZE) locations.pin_versions",
             "-c", "CHECKPOINT")

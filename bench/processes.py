@@ -232,10 +232,21 @@ class PostgreSQL:
     def url(self, database):
         return f"postgres://onthemap@127.0.0.1:{self.port}/{database}"
 
+    def psql_args(self, database, *args):
+        """The command line of psql as the superuser on DATABASE, stopping at the first error."""
+        return [self.bin / "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", self.port, "-U",
+                "onthemap", "-d", database, *args]
+
     def psql(self, database, *args):
         """psql as the superuser, stopping at the first error; returns what it printed."""
-        return self.processes.output([self.bin / "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
-                                      "-p", self.port, "-U", "onthemap", "-d", database, *args], 900)
+        return self.processes.output(self.psql_args(database, *args), 900)
+
+    def write_events(self, database, pins, output):
+        """PINS x 4 events into DATABASE's log by bench/generate-events.sql (logged to OUTPUT): for logs of
+        millions of events, which take longer than `psql` waits."""
+        self.processes.run_or_fail(
+            self.psql_args(database, "-v", f"pins={pins}", "-v", f"blocks={max(10, pins // 100_000)}", "-f",
+                           "bench/generate-events.sql"), 7200, output, "writing the log failed")
 
     def value(self, database, query):
         """The single value QUERY returns, as text."""

@@ -235,7 +235,7 @@ def write_log(bench, pg, binaries, pins):
                                 "migrating the log's database failed", {"DATABASE_URL": pg.url(database)}, append=True)
     log(f"log: writing {pins * 4:,} events over {pins:,} pins")
     start = time.monotonic()
-    pg.psql(database, "-v", f"pins={pins}", "-v", f"blocks={max(10, pins // 100_000)}", "-f", "bench/generate-events.sql")
+    pg.write_events(database, pins, RESULTS_DIR / "scaling-generate.log")
     seconds = time.monotonic() - start
     pg.psql(database, "-c", "VACUUM (ANALYZE) locations.events", "-c", "VACUUM (ANALYZE) locations.pin_versions",
             "-c", "CHECKPOINT")
