@@ -80,9 +80,10 @@ public final class ServiceProcess: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: printed, as: UTF8.self))
     }
 
-    /// Waits for the line the server logs once it listens, then asks `/readyz`, which must answer 200. The
-    /// line comes from this process, with the port it bound: had it failed to bind the port it was given,
-    /// it would have exited instead, and whatever else listens there is never asked.
+    /// Waits for the line the server logs once it listens, then for `/readyz` to answer 200 (a server may
+    /// listen before its database connection is up, and says so with a 503 meanwhile). The line comes from
+    /// this process, with the port it bound: had it failed to bind the port it was given, it would have
+    /// exited instead, and whatever else listens there is never asked.
     public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
         guard await log.wait(within: timeout, until: { Self.listeningPort(in: $0) != nil }), let bound = Self.listeningPort(in: output) else {
             let status = log.ended ? await exit.status(within: .seconds(5)) : nil
@@ -90,7 +91,12 @@ public final class ServiceProcess: @unchecked Sendable {
         }
         guard requestedPort == nil || requestedPort == bound else { throw HarnessError("asked for port \(port), listens on \(bound):\n\(output)") }
         boundPort.withLock { $0 = bound }
-        let (status, answer) = try await get("/readyz", token: false)
+        let deadline = ContinuousClock.now + timeout
+        var (status, answer) = try await get("/readyz", token: false)
+        while status != 200, ContinuousClock.now < deadline, !log.ended {
+            try await Task.sleep(for: .milliseconds(50))
+            (status, answer) = try await get("/readyz", token: false)
+        }
         guard status == 200 else { throw HarnessError("listening but not ready: \(status) \(answer)\n\(output)") }
     }
 
