@@ -18,7 +18,7 @@ public struct Database: Sendable {
     /// Whether `error` means the database could not be asked in time (unreachable, restarting, or too slow
     /// to answer), rather than a fault in the request: such a request is answered 503 with `Retry-After`.
     public static func isOutage(_ error: any Error) -> Bool {
-        if error is DeadlineExceeded { return true }
+        if error is DeadlineExceeded || error is ConnectionClosed || error is CommitUnconfirmed { return true }
         if let error = error as? PSQLError { return error.isOutage }
         return false
     }
@@ -27,7 +27,7 @@ public struct Database: Sendable {
     /// A statement that changes data goes through `write`.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await measuredWithinTimeout(query.sql) { client, logger in
-            try await client.query(query, logger: logger).collect()
+            try await Self.onOpenConnection(client) { try await $0.rows(of: query, logger: logger) }
         }
     }
 
@@ -43,12 +43,32 @@ public struct Database: Sendable {
     /// 503; a client retrying under its Idempotency-Key then finds its pin if the commit did happen).
     public func write(_ statement: PostgresQuery) async throws -> [PostgresRow] {
         try await measuredWithinTimeout(statement.sql) { client, logger in
-            try await client.withConnection { connection in
-                let rows = try await connection.query(statement, logger: logger).collect()
-                try await connection.query("", logger: logger)
+            try await Self.onOpenConnection(client) { connection in
+                let rows = try await connection.rows(of: statement, logger: logger)
+                do {
+                    _ = try await connection.rows(of: "", logger: logger)
+                } catch is ConnectionClosed {
+                    throw CommitUnconfirmed()
+                }
                 return rows
             }
         }
+    }
+
+    /// `body` on a connection from the pool, and on another if the pool gave one that had closed before it
+    /// noticed (a server that restarted closes them all at once): nothing was sent on that one, so the
+    /// statement is sent again, on as many as the pool holds at most, and within the deadline.
+    private static func onOpenConnection(
+        _ client: PostgresClient, _ body: (PostgresConnection) async throws -> [PostgresRow]
+    ) async throws -> [PostgresRow] {
+        for _ in 1..<DatabaseURL.maximumConnections {
+            do {
+                return try await client.withConnection(body)
+            } catch is ConnectionClosed where !Task.isCancelled {
+                continue
+            }
+        }
+        return try await client.withConnection(body)
     }
 
     /// What every statement of the request path goes through: counted and timed, cut off at `timeout`, and
@@ -69,4 +89,32 @@ public struct Database: Sendable {
             return try await measured()
         }
     }
+}
+
+extension PostgresConnection {
+    /// `query`'s rows, the query sent from the connection's event loop. PostgresNIO drops a query written
+    /// to a connection that has just closed without failing it, so that it waits for ever (or until the
+    /// request's deadline): sent from elsewhere, the empty query after a commit that failed (the server's
+    /// error closes the connection) hung about one time in two, and so did the next query that the pool gave
+    /// that connection before it saw it close. On the event loop the connection is either closed, which is
+    /// answered here, or open, and then its handler takes the query at once and fails it if the connection
+    /// closes before the answer.
+    public func rows(of query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        try await eventLoop.flatSubmit { () -> EventLoopFuture<[PostgresRow]> in
+            guard !self.isClosed else { return self.eventLoop.makeFailedFuture(ConnectionClosed()) }
+            let result: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: logger)
+            return result.map(\.rows)
+        }.get()
+    }
+}
+
+/// A query found its connection closed before it was sent: nothing of it reached the server.
+public struct ConnectionClosed: Error {
+    public init() {}
+}
+
+/// The connection closed after a change's statement and before its commit was confirmed: whether it
+/// committed is not known.
+public struct CommitUnconfirmed: Error {
+    public init() {}
 }

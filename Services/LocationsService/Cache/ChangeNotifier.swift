@@ -39,7 +39,11 @@ final class ChangeNotifier: Service, Sendable {
             group.addTask {
                 for await _ in self.pending.stream {
                     do {
-                        try await self.client.query("SELECT pg_notify(\(Self.channel), '')", logger: self.logger)
+                        // (On the connection's event loop: a query PostgresNIO sends to a connection that
+                        // just closed would otherwise wait for ever, and announce nothing more.)
+                        _ = try await self.client.withConnection {
+                            try await $0.rows(of: "SELECT pg_notify(\(Self.channel), '')", logger: self.logger)
+                        }
                     } catch {
                         self.logger.warning("could not announce a change", metadata: ["error": "\(String(reflecting: error))"])
                     }
