@@ -80,14 +80,17 @@ def streams(port, seconds, stop):
             crowd = []
         for key, _ in selector.select(timeout=0.2):
             try:
-                if not key.fileobj.recv(65536):
-                    refused += 1
-                    drop(key.fileobj)
-                    steady.pop(key.fileobj, None)
-                    if key.fileobj in crowd:
-                        crowd.remove(key.fileobj)
+                closed = not key.fileobj.recv(65536)
             except BlockingIOError:
-                pass
+                continue
+            except ConnectionResetError:  # (a stream the server reset is closed as well)
+                closed = True
+            if closed:
+                refused += 1
+                drop(key.fileobj)
+                steady.pop(key.fileobj, None)
+                if key.fileobj in crowd:
+                    crowd.remove(key.fileobj)
     log(f"soak: streams closed or refused by the server: {refused}")
 
 
