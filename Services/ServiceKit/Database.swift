@@ -27,7 +27,7 @@ public struct Database: Sendable {
     /// A statement that changes data goes through `write`.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await measuredWithinTimeout(query.sql) { client, logger in
-            try await Self.onOpenConnection(client) { try await $0.rows(of: query, logger: logger) }
+            try await client.withOpenConnection { try await $0.rows(of: query, logger: logger) }
         }
     }
 
@@ -43,7 +43,7 @@ public struct Database: Sendable {
     /// 503; a client retrying under its Idempotency-Key then finds its pin if the commit did happen).
     public func write(_ statement: PostgresQuery) async throws -> [PostgresRow] {
         try await measuredWithinTimeout(statement.sql) { client, logger in
-            try await Self.onOpenConnection(client) { connection in
+            try await client.withOpenConnection { connection in
                 let rows = try await connection.rows(of: statement, logger: logger)
                 do {
                     _ = try await connection.rows(of: "", logger: logger)
@@ -53,22 +53,6 @@ public struct Database: Sendable {
                 return rows
             }
         }
-    }
-
-    /// `body` on a connection from the pool, and on another if the pool gave one that had closed before it
-    /// noticed (a server that restarted closes them all at once): nothing was sent on that one, so the
-    /// statement is sent again, on as many as the pool holds at most, and within the deadline.
-    private static func onOpenConnection(
-        _ client: PostgresClient, _ body: (PostgresConnection) async throws -> [PostgresRow]
-    ) async throws -> [PostgresRow] {
-        for _ in 1..<DatabaseURL.maximumConnections {
-            do {
-                return try await client.withConnection(body)
-            } catch is ConnectionClosed where !Task.isCancelled {
-                continue
-            }
-        }
-        return try await client.withConnection(body)
     }
 
     /// What every statement of the request path goes through: counted and timed, cut off at `timeout`, and
@@ -87,6 +71,23 @@ public struct Database: Sendable {
             span.attributes["db.system.name"] = "postgresql"
             span.attributes["db.query.text"] = sql
             return try await measured()
+        }
+    }
+}
+
+extension PostgresClient {
+    /// `body` on a connection from the pool, and on another if the pool gave one that had closed before it
+    /// noticed (a server that restarted closes them all at once): nothing was sent on that one (`rows(of:)`
+    /// found it closed), so `body` runs again, on as many connections as the pool holds at most, and only
+    /// while the task is not cancelled (the request's deadline cancels it).
+    public func withOpenConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await withConnection(body)
+            } catch is ConnectionClosed where attempt < DatabaseURL.maximumConnections && !Task.isCancelled {
+                attempt += 1
+            }
         }
     }
 }

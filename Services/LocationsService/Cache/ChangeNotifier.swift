@@ -39,9 +39,9 @@ final class ChangeNotifier: Service, Sendable {
             group.addTask {
                 for await _ in self.pending.stream {
                     do {
-                        // (On the connection's event loop: a query PostgresNIO sends to a connection that
-                        // just closed would otherwise wait for ever, and announce nothing more.)
-                        _ = try await self.client.withConnection {
+                        // (`rows(of:)`, as a query sent otherwise to a connection that just closed would wait
+                        // for ever, and nothing more would be announced.)
+                        _ = try await self.client.withOpenConnection {
                             try await $0.rows(of: "SELECT pg_notify(\(Self.channel), '')", logger: self.logger)
                         }
                     } catch {
