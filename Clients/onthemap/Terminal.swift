@@ -65,17 +65,13 @@ enum Terminal {
         }
     }
 
-    /// Ctrl-C runs `handler` on the main queue instead of ending the process where it is, until the answer is
-    /// cancelled.
-    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
-        interrupt.setEventHandler(handler: handler)
-        interrupt.setCancelHandler { signal(SIGINT, SIG_DFL) }
-        interrupt.resume()
-        return interrupt
+    /// Ctrl-C runs `handler` on the main queue instead of ending the process where it is, until the returned
+    /// watch is cancelled. The signal's handler is in place before this returns, and it only writes a byte to a
+    /// pipe that a read source drains: a Ctrl-C that comes before the main queue looks is kept in the pipe,
+    /// never dropped (a signal source arms itself later, and a SIGINT set to be ignored until then was lost).
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> InterruptWatch {
+        InterruptWatch(handler)
     }
-
     /// The controlling terminal, for prompts even when stdin or stdout is redirected.
     private static func openTTY() throws -> Int32 {
         let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY)
@@ -138,6 +134,50 @@ enum Terminal {
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// The pipe between SIGINT's handler and the main queue; see `Terminal.onInterrupt`.
+final class InterruptWatch {
+    private let source: any DispatchSourceRead
+
+    fileprivate init(_ handler: @escaping @Sendable () -> Void) {
+        let readEnd = Self.pipeReadEnd
+        source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
+        source.setEventHandler {
+            var drained = [UInt8](repeating: 0, count: 16)
+            _ = read(readEnd, &drained, drained.count)
+            handler()
+        }
+        signal(SIGINT, writeInterruptByte)
+        source.resume()
+    }
+
+    func cancel() {
+        signal(SIGINT, SIG_DFL)
+        source.cancel()
+    }
+
+    /// One pipe for the process, made before the first handler is installed; both ends non-blocking, so the
+    /// handler never waits and a drain never hangs.
+    private static let pipeReadEnd: Int32 = {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { fatalError("cannot make the pipe for Ctrl-C: errno \(errno)") }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        interruptPipeWriteEnd = ends[1]
+        return ends[0]
+    }()
+}
+
+/// Written once, before SIGINT's handler can run; read only by that handler.
+private nonisolated(unsafe) var interruptPipeWriteEnd: Int32 = -1
+
+/// SIGINT's handler: async-signal-safe, a single write(2) of one byte.
+private func writeInterruptByte(_: Int32) {
+    var byte: UInt8 = 1
+    _ = systemWrite(interruptPipeWriteEnd, &byte, 1)
 }
 
 #if canImport(Glibc)
