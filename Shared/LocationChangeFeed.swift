@@ -5,13 +5,24 @@ import NIOCore
 public struct LocationChangePage: Codable, Sendable, Equatable {
     public var events: [LocationChangeEvent]
     public var cursor: String
+    /// The cursor asked for was older than the window the follower asked to be sent (`within`): the page
+    /// lists nothing and its cursor is the head, so the follower reloads the pins instead of reading the log.
+    public var reset: Bool
 
     /// The cursor as a position of the log; nil when it is not one.
     public var position: LogPosition? { LogPosition(cursor) }
 
-    public init(events: [LocationChangeEvent], cursor: String) {
+    public init(events: [LocationChangeEvent], cursor: String, reset: Bool = false) {
         self.events = events
         self.cursor = cursor
+        self.reset = reset
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        events = try container.decode([LocationChangeEvent].self, forKey: .events)
+        cursor = try container.decode(String.self, forKey: .cursor)
+        reset = try container.decodeIfPresent(Bool.self, forKey: .reset) ?? false
     }
 
     /// The page as locations-service sends it: what `Codable` reads back, written without `JSONEncoder`,
@@ -31,6 +42,10 @@ public struct LocationChangePage: Codable, Sendable, Equatable {
         }
         writer.endArray()
         writer.field("cursor", cursor)
+        if reset {
+            writer.key("reset")
+            writer.bool(true)
+        }
         writer.endObject()
         return writer.buffer
     }

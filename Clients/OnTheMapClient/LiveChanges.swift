@@ -10,17 +10,26 @@ public enum LiveFeedStatus: Sendable {
     case disconnected(OnTheMapError, retryIn: Duration)
 }
 
+/// What the live feed delivers, in the order it happened.
+public enum LiveUpdate: Sendable, Equatable {
+    case change(LocationChangeEvent)
+    /// The gateway could not send everything missed while the feed was away (more than it replays to a
+    /// resumed stream): reload the pins (`list()`), then go on with the changes that follow.
+    case reset
+}
+
 extension OnTheMapClient {
     /// `GET /v1/StudentLocation/events`: pin changes as they happen, for as long as the sequence is iterated.
     ///
     /// After a dropped connection or a gateway restart it connects again with `Last-Event-ID` set to the
     /// last event it delivered, so nothing is missed and nothing comes twice. It ends only when its consumer
-    /// stops, or with an error the gateway will not get over by waiting (a refused request).
+    /// stops, or with an error the gateway will not get over by waiting (a refused request). A resume the
+    /// gateway cannot replay delivers `.reset`.
     public func liveChanges(
         after lastEventID: String? = nil, maximumPause: Duration = .seconds(2),
         onStatus: (@Sendable (LiveFeedStatus) -> Void)? = nil
-    ) -> AsyncThrowingStream<LocationChangeEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationChangeEvent.self)
+    ) -> AsyncThrowingStream<LiveUpdate, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LiveUpdate.self)
         let task = Task {
             var last = lastEventID
             var pause = Duration.milliseconds(250)
@@ -53,12 +62,17 @@ extension OnTheMapClient {
                     var parser = ServerSentEventParser()
                     for try await buffer in response.body {
                         for event in parser.consume(buffer.readableBytesView) {
+                            if event.event == "reset", let id = event.id {
+                                last = id
+                                continuation.yield(.reset)
+                                continue
+                            }
                             guard let change = Self.change(event) else { continue }
                             // The gateway sends nothing at or before the id we resumed from; this keeps
                             // that promise even against a gateway that does not.
                             if let last, let seen = LogPosition(last), let position = LogPosition(change.id), position <= seen { continue }
                             last = change.id
-                            continuation.yield(change)
+                            continuation.yield(.change(change))
                         }
                     }
                     failure = .unreachable(gateway: gateway, reason: "the live feed ended")

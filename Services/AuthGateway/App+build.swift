@@ -210,7 +210,8 @@ struct GatewayParts {
             locations: locations, sessions: sessions, latest: latest,
             limit: WriteLimit(allowances: stores.writeAllowances, policy: configuration.writeLimit, clock: clock),
             trustedProxies: configuration.limits.trustedProxies)
-        events = EventsController(feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies)
+        events = EventsController(
+            feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies, resumeWindow: configuration.liveResumeEvents)
         erasures = Erasures(accounts: accounts, sessions: sessions, locations: locations, latest: latest, logger: logger)
         if let settings = configuration.oidc {
             signIn = OIDCSignIn(

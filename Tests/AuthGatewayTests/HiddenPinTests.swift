@@ -64,4 +64,89 @@ import Testing
             #expect(ContinuousClock.now - unhidden < .seconds(1))
         }
     }
+
+    /// Every read of the map as a client can ask it: now, at `moment` (`?at=`), the pin itself and its
+    /// history, as the answers' bodies.
+    static func everyRead(of id: String, at moment: Timestamp, _ client: any TestClientProtocol) async throws -> [String: String] {
+        var answers: [String: String] = [:]
+        for path in ["/v1/StudentLocation?limit=100", "/v1/StudentLocation.geojson"] {
+            answers[path] = try await client.send(.get, path).body
+            let past = path + (path.contains("?") ? "&" : "?") + "at=" + moment.iso8601
+            answers[past] = try await client.send(.get, past).body
+        }
+        for path in ["/v1/StudentLocation/\(id)", "/v1/StudentLocation/\(id)/history"] {
+            answers[path] = try await client.send(.get, path).body
+        }
+        return answers
+    }
+
+    /// The frames a stream resumed after `cursor` sends up to and including the event with id `last`.
+    static func resumed(_ port: Int, after cursor: String, through last: String) async throws -> [[String: String]] {
+        let stream = try await LiveStreamTests.open(port, lastEventID: cursor)
+        var frames: [[String: String]] = []
+        while frames.last?["id"] != last { frames.append(try await stream.next(within: .seconds(5))) }
+        return frames
+    }
+
+    @Test func aHiddenPinIsReadNowhereAtAnyMomentAndAnUnhideBringsItBackEverywhere() async throws {
+        try await withGateway { client, fixture in
+            let student = try await client.signedUpAndLoggedIn("address@example.com")
+            let watching = try await LiveStreamTests.open(client.port!)
+            let secret = "12 Secret Lane, Lagos"
+            _ = try await client.postPin(as: student, mapString: "Accra, Ghana")
+            let id = try await client.postPin(as: student, mapString: secret)
+            let posted = try await Self.next("LocationPosted", on: watching)
+            let shown = try await Self.next("LocationPosted", on: watching)
+            #expect(shown["data"]?.contains(secret) == true)
+            let beforeHide = try #require(shown["id"])
+            let firstID = try #require(posted["id"])
+            let existed = Timestamp.now()
+            #expect(try await Self.everyRead(of: id, at: existed, client).values.contains { $0.contains(secret) })
+
+            #expect(try Self.moderate(["hide", id, "--reason", "a home address"], on: fixture).status == 0)
+            let hide = try #require(try await Self.next("LocationHidden", on: watching)["id"])
+            #expect(try await waitFor(within: .seconds(2)) { try await !Self.listed(client).contains(id) } != nil)
+            for (route, body) in try await Self.everyRead(of: id, at: existed, client) {
+                #expect(!body.contains(secret), "\(route) still shows the hidden pin: \(body)")
+            }
+            for cursor in ["0-0", beforeHide] {
+                let frames = try await Self.resumed(client.port!, after: cursor, through: hide)
+                #expect(!frames.contains { $0["data"]?.contains(secret) == true }, "resumed after \(cursor): \(frames)")
+                #expect(frames.last?["event"] == "LocationHidden")
+            }
+            #expect(try await Self.resumed(client.port!, after: "0-0", through: hide).first?["id"] == firstID)
+
+            #expect(try Self.moderate(["unhide", id], on: fixture).status == 0)
+            let unhide = try #require(try await Self.next("LocationUnhidden", on: watching)["id"])
+            #expect(try await waitFor(within: .seconds(2)) { try await Self.listed(client).contains(id) } != nil)
+            for (route, body) in try await Self.everyRead(of: id, at: existed, client) where !route.hasSuffix("history") {
+                #expect(body.contains(secret), "\(route) does not show the unhidden pin: \(body)")
+            }
+            #expect(try await client.send(.get, "/v1/StudentLocation/\(id)/history").status == .ok)
+            let again = try await Self.resumed(client.port!, after: "0-0", through: unhide)
+            #expect(again.contains { $0["event"] == "LocationPosted" && $0["data"]?.contains(secret) == true }, "\(again)")
+        }
+    }
+
+    /// An unhidden pin comes back as it was hidden, `updatedAt` and all: it takes its old place in the
+    /// newest-first list, not the top, since its owner changed nothing.
+    @Test func anUnhiddenPinTakesItsOldPlaceInTheList() async throws {
+        try await withGateway { client, fixture in
+            let student = try await client.signedUpAndLoggedIn("order@example.com")
+            let older = try await client.postPin(as: student, mapString: "Older")
+            let newer = try await client.postPin(as: student, mapString: "Newer")
+            let before = try await client.pins()
+            #expect(before.compactMap { $0["objectId"] as? String } == [newer, older])
+            #expect(try Self.moderate(["hide", older, "--reason", "spam"], on: fixture).status == 0)
+            #expect(try Self.moderate(["unhide", older], on: fixture).status == 0)
+            var after: [[String: Any]] = []
+            let back = try await waitFor(within: .seconds(2)) {
+                after = try await client.pins()
+                return after.count == 2
+            }
+            #expect(back != nil, "the unhidden pin was not listed again")
+            #expect(after.compactMap { $0["objectId"] as? String } == [newer, older])
+            #expect(after.last?["updatedAt"] as? String == before.last?["updatedAt"] as? String)
+        }
+    }
 }

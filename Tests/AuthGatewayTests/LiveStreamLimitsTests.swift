@@ -93,7 +93,8 @@ import Testing
         try channel.pipeline.syncOperations.addHandler(Output())
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         let output = try channel.pipeline.syncOperations.context(handlerType: Output.self)
-        let live = LiveStreamWriter(PreparedStream(channel: channel, output: output), resumingAfter: nil)
+        let live = LiveStreamWriter(
+            PreparedStream(channel: channel, output: output), resumingAfter: nil, resumeWindow: GatewayConfiguration.defaultLiveResumeEvents)
         func sent() throws -> String {
             var text = ""
             while let bytes = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: bytes) }

@@ -137,6 +137,51 @@ import Testing
         }
     }
 
+    /// `LIVE_RESUME_EVENTS` bounds what a resumed stream is sent: a cursor with more events after it gets one
+    /// `reset` (its id the head, so a reconnect resumes from there) and then live changes, nothing older; one
+    /// within it gets exactly the events after it, once.
+    @Test func aResumeFromOutsideTheWindowGetsResetAndOneWithinItGetsExactlyWhatItMissed() async throws {
+        try await withGateway(configure: {
+            $0.liveResumeEvents = 3
+            $0.writeLimit.burst = 20
+        }) { client, _ in
+            let student = try await client.signedUpAndLoggedIn("window@example.com")
+            let watching = try await Self.open(client.port!)
+            let pin = try await client.postPin(as: student, mapString: "Lagos")
+            var ids = [try #require(try await watching.next()["id"])]
+            func move(to place: String) async throws {
+                let moved = try await client.send(.put, "/v1/StudentLocation/\(pin)", body: #"{"mapString":"\#(place)"}"#, headers: [student.bearer])
+                #expect(moved.status == .ok)
+            }
+            for place in ["Abuja", "Accra", "Dakar", "Nairobi", "Kigali"] {
+                try await move(to: place)
+                ids.append(try #require(try await watching.next()["id"]))
+            }
+
+            // Four events after ids[1]: one more than the window.
+            let outside = try await Self.open(client.port!, lastEventID: ids[1])
+            let reset = try await outside.next()
+            #expect(reset["event"] == "reset")
+            #expect(reset["id"] == ids[5], "a reconnect after the reset resumes from the head")
+            // Three after ids[2]: the window exactly.
+            let within = try await Self.open(client.port!, lastEventID: ids[2])
+            let missed = [try await within.next(), try await within.next(), try await within.next()]
+            #expect(missed.map { $0["id"] } == Array(ids[3...5]))
+
+            try await move(to: "Lusaka")
+            let afterReset = try await outside.next()
+            #expect(afterReset["event"] == "LocationUpdated" && afterReset["data"]?.contains("Lusaka") == true, "\(afterReset)")
+            let afterMissed = try await within.next()
+            #expect(afterMissed["event"] == "LocationUpdated" && afterMissed["data"]?.contains("Lusaka") == true, "\(afterMissed)")
+            let fromTheStart = try await Self.open(client.port!, lastEventID: "0-0")
+            #expect(try await fromTheStart.next()["event"] == "reset")
+            // A cursor this log never gave (another deployment's) would hold back every change up to it.
+            let fromElsewhere = try await Self.open(client.port!, lastEventID: "999999999-999999999")
+            let elsewhere = try await fromElsewhere.next()
+            #expect(elsewhere["event"] == "reset" && elsewhere["id"] != "999999999-999999999", "\(elsewhere)")
+        }
+    }
+
     /// Keep-alive HTTP/1.1, which every EventSource speaks, is streamed before the router; an HTTP/1.0
     /// client through it. Both get the same events; only the metrics tell which door answered.
     @Test func bothDoorsStreamTheSameChangesAndTheMetricsSayWhichAnswered() async throws {

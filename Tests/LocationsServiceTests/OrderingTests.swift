@@ -35,9 +35,9 @@ import Testing
                 // nothing here can say when that moves, so the follower reads again until it has them all.
                 _ = try await waitFor(within: .seconds(60), every: .milliseconds(1)) {
                     let batch = try await store.events(after: cursor, limit: 50)
-                    seen += batch
-                    cursor = batch.last?.position ?? cursor
-                    return batch.isEmpty && writing.isStopped && seen.count >= expected
+                    seen += batch.events
+                    cursor = batch.readThrough ?? cursor
+                    return batch.readThrough == nil && writing.isStopped && seen.count >= expected
                 }
                 return seen
             }

@@ -9,14 +9,17 @@ import Testing
 
 /// `?at=`: the map at a past moment, read from `locations.pin_versions`, equals what a fold of the log up to
 /// that moment gives, for moments before, at, between and after the events of a random life of posts,
-/// moves, deletions, hides and unhides.
+/// moves, deletions, hides and unhides; a pin hidden now is in no moment's map.
 @Suite struct TimeTravelTests {
-    /// The pins of the log folded up to `at`, as `query` would ask for them (filters on the owner only).
+    /// The pins of the log folded up to `at`, as `query` would ask for them (filters on the owner only), but
+    /// for the pins hidden now, which no moment shows.
     static func folded(_ events: [RecordedEvent], at: Timestamp, _ query: PinQuery) -> [StudentLocation] {
         var fold = PinFold()
         for event in events where event.moment <= at { fold.apply(event) }
+        var last: [ObjectID: LocationEventType] = [:]
+        for event in events { last[event.change.objectId] = event.type }
         let matching = fold.rows.values.map(\.location).filter { location in
-            query.filters[.uniqueKey].map { $0 == location.uniqueKey } ?? true
+            last[location.objectId] != .hidden && (query.filters[.uniqueKey].map { $0 == location.uniqueKey } ?? true)
         }
         let sorted = matching.sorted { a, b in
             switch query.order.first?.key {
@@ -49,6 +52,8 @@ import Testing
             let events = try await LocationCommandsHarness.allEvents(client)
             #expect(events.count >= 1_200)
             #expect(Set(events.map(\.type)) == Set(LocationEventType.allCases), "every kind of event")
+            let lastOfEachPin = Dictionary(events.map { ($0.change.objectId, $0.type) }, uniquingKeysWith: { $1 })
+            #expect(lastOfEachPin.values.contains(.hidden), "some pins are hidden at the end, and some moments showed them")
             let readModel = ReadModel(database: store)
 
             // Before the first event, each event's moment and the millisecond before it, and after the last.

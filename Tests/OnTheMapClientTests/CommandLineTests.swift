@@ -200,4 +200,36 @@ import Testing
             #expect(await watch.interrupt() == 0)
         }
     }
+
+    /// Away for longer than the gateway replays (`LIVE_RESUME_EVENTS`), `watch` is sent `reset`: it says so,
+    /// prints the pins as they are now, and follows on.
+    @Test func watchBackFromTooLongAwayPrintsThePinsAsTheyAreNow() async throws {
+        let system = try await ClientSystem.start(gatewayEnvironment: ["LIVE_RESUME_EVENTS": "2"])
+        defer { system.stop() }
+        let grace = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
+        let watch = try CLI(gateway: system.url).start(["watch"])
+        #expect(try await system.gateway.metric("onthemap_live_streams", reaches: 1), "watch never opened its stream")
+        let first = try await grace.postPin("Berlin, Germany", link: "https://grace.example")
+        _ = try await watch.waitForLines(1, within: .seconds(5))
+
+        await system.stopGateway()
+        let other = try await system.secondGateway()
+        defer { other.terminate() }
+        let elsewhere = OnTheMapClient(gateway: "http://127.0.0.1:\(other.port)", session: grace.session)
+        for place in ["Paris, France", "Rome, Italy", "Oslo, Norway"] {
+            _ = try await elsewhere.update(first, LocationInput(mapString: place))
+        }
+        try await system.startGatewayAgain()
+        _ = try await watch.waitForLines(2, within: .seconds(10))
+        _ = try await grace.postPin("Lima, Peru", link: "https://grace.example")
+        _ = try await watch.waitForLines(3, within: .seconds(10))
+        #expect(
+            watch.lines == [
+                "+ Grace Hopper · Berlin, Germany · https://grace.example",
+                "= Grace Hopper · Oslo, Norway · https://grace.example",
+                "+ Grace Hopper · Lima, Peru · https://grace.example",
+            ], "stderr: \(watch.errors)")
+        #expect(watch.errors.contains("missed more changes than the gateway replays; the pins as they are now:"))
+        #expect(await watch.interrupt() == 0)
+    }
 }

@@ -7,7 +7,10 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Follow pins as they are posted (+), moved (~) and removed (-). Ctrl-C stops.",
-        discussion: "After a dropped connection it resumes from the last change it printed: nothing is missed or printed twice."
+        discussion: """
+            After a dropped connection it resumes from the last change it printed: nothing is missed or printed twice. \
+            After an absence longer than the gateway replays, it prints the pins as they are now (=) and follows on from there.
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -30,8 +33,17 @@ struct WatchCommand: AsyncParsableCommand {
                     Terminal.standardError(Terminal.errorStyle("\(CommandFailure(error, gateway: gateway).message); reconnecting…"))
                 }
             }
-            for try await change in changes {
-                Terminal.standardOutput(Self.line(change))
+            for try await update in changes {
+                switch update {
+                case .change(let change):
+                    Terminal.standardOutput(Self.line(change))
+                case .reset:
+                    // Too much changed while away to be told change by change: the map as it is now.
+                    Terminal.standardError(Terminal.errorStyle("missed more changes than the gateway replays; the pins as they are now:"))
+                    for pin in try await client.list() {
+                        Terminal.standardOutput(Terminal.style("=", .cyan) + " " + PinLine.describe(pin))
+                    }
+                }
             }
         }
     }

@@ -34,6 +34,9 @@ struct GatewayConfiguration: Sendable {
     var limits = ConnectionLimits()
     /// Live streams open at once from one client address (`MAX_STREAMS_PER_CLIENT`).
     var streamsPerClient = defaultStreamsPerClient
+    /// The most of the log's latest events a resumed live stream is sent (`LIVE_RESUME_EVENTS`); a resume
+    /// from further back gets `reset`.
+    var liveResumeEvents = defaultLiveResumeEvents
     /// The certificate and key to serve HTTPS with (`TLS_CERT`, `TLS_KEY`); plain HTTP without them.
     var tls: TLSCertificates?
     /// How often every live stream gets a comment line, so that proxies keep a quiet one open.
@@ -42,6 +45,7 @@ struct GatewayConfiguration: Sendable {
     var oidc: OIDCSettings?
 
     static let defaultStreamsPerClient = 32
+    static let defaultLiveResumeEvents = 10_000
 
     static let defaultPort = 8080
     static let defaultTileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
@@ -50,7 +54,7 @@ struct GatewayConfiguration: Sendable {
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
-    /// `MAX_STREAMS_PER_CLIENT`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`, and
+    /// `MAX_STREAMS_PER_CLIENT`, `LIVE_RESUME_EVENTS`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`, and
     /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
@@ -81,6 +85,7 @@ struct GatewayConfiguration: Sendable {
         configuration.limits = try reader.connectionLimits()
         configuration.leafletDirectory = reader["LEAFLET_DIR"] ?? defaultLeafletDirectory
         configuration.streamsPerClient = try reader.positiveInteger("MAX_STREAMS_PER_CLIENT", default: defaultStreamsPerClient)
+        configuration.liveResumeEvents = try reader.positiveInteger("LIVE_RESUME_EVENTS", default: defaultLiveResumeEvents)
         configuration.writeLimit.burst = try reader.positiveInteger("WRITE_BURST", default: configuration.writeLimit.burst)
         configuration.writeLimit.interval = try duration("WRITE_INTERVAL", reader["WRITE_INTERVAL"]) ?? configuration.writeLimit.interval
         configuration.tls = try reader.tlsCertificates()

@@ -8,7 +8,8 @@ import ServiceKit
 
 /// `GET /v1/StudentLocation/events`: pin changes as Server-Sent Events. Each event's `id` is a log cursor;
 /// a client that reconnects with `Last-Event-ID` (or `?lastEventId=`) first gets what it missed, read from
-/// the log, then the live stream, with nothing repeated.
+/// the log, then the live stream, with nothing repeated; one that missed more than the resume window gets
+/// one `reset` event (reload the pins) and then the live stream.
 ///
 /// One declaration gives both doors (`PreparedRoutes`): before the router for keep-alive HTTP/1.1, which is
 /// every EventSource, the stream is written to its connection on its event loop; through the router (an
@@ -17,6 +18,8 @@ struct EventsController: Sendable {
     let feed: LiveFeed
     let locations: LocationsClient
     let trustedProxies: TrustedProxies
+    /// `GatewayConfiguration.liveResumeEvents`.
+    let resumeWindow: Int
 
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
@@ -42,9 +45,9 @@ struct EventsController: Sendable {
         var headers = Self.headers
         headers[.requestID] = requestID
         return .stream(
-            PreparedStreamOpening(headers: headers) { [feed, locations, trustedProxies] stream in
+            PreparedStreamOpening(headers: headers) { [feed, locations, trustedProxies, resumeWindow] stream in
                 let address = trustedProxies.clientAddress(peer: stream.remoteAddress, headers: requestHeaders)
-                let live = LiveStreamWriter(stream, resumingAfter: resumeFrom)
+                let live = LiveStreamWriter(stream, resumingAfter: resumeFrom, resumeWindow: resumeWindow)
                 // Subscribed before the log is read for what the client missed, so nothing falls between the two.
                 guard let id = feed.subscribe(live, address: address, on: stream.eventLoop) else {
                     return .refused(ParseWire.refusal(.tooManyStreams(limit: feed.streamsPerAddress), requestID: requestID))

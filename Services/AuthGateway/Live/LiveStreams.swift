@@ -55,16 +55,21 @@ final class LiveStreamWriter: LiveStream, @unchecked Sendable {
     /// What the feed hands over while the stream still reads what its client missed; nil once live.
     private var held: [LiveFeed.Message]?
 
-    init(_ stream: PreparedStream, resumingAfter position: LogPosition?) {
+    /// The most of the log a resumed stream is sent (`LIVE_RESUME_EVENTS`): a client further behind is
+    /// told to reload instead, so no request makes the gateway and the database read the whole log.
+    private let resumeWindow: Int
+
+    init(_ stream: PreparedStream, resumingAfter position: LogPosition?, resumeWindow: Int) {
         self.stream = stream
         last = position
         held = position == nil ? nil : []
+        self.resumeWindow = resumeWindow
     }
 
     /// Once the head is out: the opening frame, what the client missed (when it said what it had), then live.
     func start(locations: LocationsClient, requestID: String) {
         stream.write(LiveFrame.opening.chunk)
-        if let last { catchUp(after: last, locations: locations, requestID: requestID) }
+        if let last { catchUp(after: last, within: resumeWindow, locations: locations, requestID: requestID) }
     }
 
     func deliver(_ message: LiveFeed.Message) {
@@ -97,12 +102,21 @@ final class LiveStreamWriter: LiveStream, @unchecked Sendable {
     }
 
     /// Writes the log after `position` page by page, each once the one before has been sent, then what the
-    /// feed handed over meanwhile. A log that cannot be read ends the stream: the client tries again.
-    private func catchUp(after position: LogPosition, locations: LocationsClient, requestID: String) {
+    /// feed handed over meanwhile; the first page is asked `within` the resume window, and a reset answer
+    /// sends the client `reset` and follows on from the head. A page whose cursor did not move is the end
+    /// (one whose events were all a hidden pin's lists none, and moves on). A log that cannot be read ends
+    /// the stream: the client tries again.
+    private func catchUp(after position: LogPosition, within window: Int? = nil, locations: LocationsClient, requestID: String) {
         guard stream.isOpen else { return }
-        locations.changes(after: position, wait: 0, requestID: requestID, on: stream.eventLoop).whenComplete { result in
+        locations.changes(after: position, wait: 0, within: window, requestID: requestID, on: stream.eventLoop).whenComplete { result in
             guard case .success(let page) = result, let next = page.position else { return self.stream.abort() }
-            guard !page.events.isEmpty else { return self.goLive() }
+            if page.reset {
+                self.last = next
+                self.stream.write(PreparedStream.Chunk(SSEFrame.reset(cursor: next)))
+                return self.catchUp(after: next, locations: locations, requestID: requestID)
+            }
+            guard next != position else { return self.goLive() }
+            guard !page.events.isEmpty else { return self.catchUp(after: next, locations: locations, requestID: requestID) }
             let sent = self.stream.eventLoop.makePromise(of: Void.self)
             for (index, event) in page.events.enumerated() {
                 if let position = LogPosition(event.id) { self.last = position }

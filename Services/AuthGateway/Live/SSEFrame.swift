@@ -8,6 +8,13 @@ enum SSEFrame {
     /// What a stream starts with: how soon to reconnect after losing it, and a comment.
     static let opening = ByteBuffer(string: "retry: 3000\n: connected\n\n")
 
+    /// A resume from further back than the gateway replays: the client reloads the pins, then follows on
+    /// from `cursor`, the head of the log when the reload was asked for (its `id`, so that a reconnect
+    /// resumes from there).
+    static func reset(cursor: LogPosition) -> ByteBuffer {
+        ByteBuffer(string: "id: \(cursor)\nevent: reset\ndata: {}\n\n")
+    }
+
     /// `id`, `event` (the event type) and one `data` line of JSON.
     static func event(_ event: LocationChangeEvent) -> ByteBuffer {
         var buffer = ByteBuffer()

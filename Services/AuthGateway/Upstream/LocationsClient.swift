@@ -49,12 +49,15 @@ struct LocationsClient: Sendable {
     }
 
     /// `changes` on a given event loop (a live stream's, reading what its client missed).
+    /// With `within`, a cursor with more events after it than that is answered with a reset page.
     func changes(
-        after position: LogPosition?, wait: Int, events: Bool = true, requestID: String, on eventLoop: (any EventLoop)?
+        after position: LogPosition?, wait: Int, events: Bool = true, within: Int? = nil, requestID: String, on eventLoop: (any EventLoop)?
     ) -> EventLoopFuture<LocationChangePage> {
-        forward(
-            method: .GET, path: Self.listPath + "/changes",
-            query: "after=\(position?.description ?? "now")&wait=\(wait)" + (events ? "" : "&events=false"), headers: [:], body: nil, actor: nil,
+        var query = "after=\(position?.description ?? "now")&wait=\(wait)"
+        if !events { query += "&events=false" }
+        if let within { query += "&within=\(within)" }
+        return forward(
+            method: .GET, path: Self.listPath + "/changes", query: query, headers: [:], body: nil, actor: nil,
             requestID: requestID, timeout: timeout + .seconds(Int64(wait)), on: eventLoop
         ).flatMapThrowing { [logger] answer in
             guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)),

@@ -8,7 +8,11 @@ import ServiceLifecycle
 /// gateway's live stream. With nothing new it waits (long poll) for a change notification, looking again
 /// now and then, because an event becomes readable only once no earlier transaction can still commit.
 /// `after=now` starts at the head of the log. With `events=false` the page lists nothing and its cursor
-/// jumps to the head: for a follower that only needs to know that (and how far) the log moved.
+/// jumps to the head: for a follower that only needs to know that (and how far) the log moved. With
+/// `within=<n>`, a cursor with more than n events after it is not read from: the page is a reset, listing
+/// nothing, its cursor the head (the gateway's bound on what a resumed live stream is sent). So is a cursor
+/// past the head, which this log never gave (another deployment's, or one from before a restore): followed,
+/// it would hold back every change up to it.
 struct ChangesController<Context: RequestContext>: Sendable {
     let log: any LocationLog
     let watch: LogWatch
@@ -37,16 +41,27 @@ struct ChangesController<Context: RequestContext>: Sendable {
         case "false"?: listsEvents = false
         default: throw LocationError.invalidQuery("events must be true or false.")
         }
+        var window: Int?
+        if let text = parameters["within"] {
+            guard let count = Int(text), count >= 0 else { throw LocationError.invalidQuery("within must be a number of events, 0 or more.") }
+            window = count
+        }
+        if let window {
+            let head = try await log.head()
+            let tooOld = try await log.positionBefore(latest: window).map { $0 > after } ?? false
+            if tooOld || after > head { return .json(LocationChangePage(events: [], cursor: head.description, reset: true).json) }
+        }
         guard listsEvents else {
             let head = try await lookAgain(until: deadline, { try await log.head() }, untilNew: { $0 > after })
             return .json(LocationChangePage(events: [], cursor: max(head, after).description).json)
         }
         let page = try await lookAgain(
             until: deadline, { try await log.events(after: after, limit: Self.pageSize) },
-            untilNew: { !$0.isEmpty })
+            untilNew: { $0.readThrough != nil })
+        // A page whose every event was withheld (a hidden pin's) lists none and still moves the cursor on.
         let answer = LocationChangePage(
-            events: page.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type) },
-            cursor: (page.last?.position ?? after).description)
+            events: page.events.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type) },
+            cursor: (page.readThrough ?? after).description)
         return .json(answer.json)
     }
 

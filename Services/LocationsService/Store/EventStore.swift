@@ -199,17 +199,26 @@ struct EventStore: Sendable {
 
     /// Events after `position` in commit order, never past the oldest transaction still running: an event
     /// below that horizon can no longer be joined by an earlier one that commits late.
-    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
+    /// What a pin hidden now showed is withheld (`locations.hidden_pins`).
+    func events(after position: LogPosition, limit: Int) async throws -> LogPage {
         let rows = try await database.query(
             """
-            SELECT \(unescaped: RecordedEvent.columns)
+            SELECT \(unescaped: RecordedEvent.columns),
+                   event_type IN ('LocationPosted', 'LocationUpdated', 'LocationUnhidden')
+                   AND EXISTS (SELECT FROM locations.hidden_pins AS hidden WHERE hidden.object_id = substr(stream_name, 10)) AS withheld
             FROM locations.events
             WHERE (transaction_id, position) > (\(String(position.transactionId))::xid8, \(position.position))
               AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY events.transaction_id, events.position
             LIMIT \(limit)
             """)
-        return try rows.map(RecordedEvent.init)
+        var page = LogPage()
+        for row in rows {
+            let event = try RecordedEvent(row)
+            page.readThrough = event.position
+            if try !row.makeRandomAccess()["withheld"].decode(Bool.self) { page.events.append(event) }
+        }
+        return page
     }
 
     /// Every event of one pin's stream, oldest first (committed ones, whatever the horizon).
@@ -226,15 +235,21 @@ struct EventStore: Sendable {
 
     /// The newest position a follower may read up to right now.
     func head() async throws -> LogPosition {
+        try await positionBefore(latest: 0) ?? .start
+    }
+
+    /// The event `count` places before the head in commit order (the head itself for 0): one walk down the
+    /// commit-order index, `count + 1` entries long.
+    func positionBefore(latest count: Int) async throws -> LogPosition? {
         let rows = try await database.query(
             """
             SELECT transaction_id::text::bigint, position
             FROM locations.events
             WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY events.transaction_id DESC, events.position DESC
-            LIMIT 1
+            OFFSET \(count) LIMIT 1
             """)
-        guard let row = rows.first else { return .start }
+        guard let row = rows.first else { return nil }
         let (transaction, position) = try row.decode((Int64, Int64).self)
         return LogPosition(transactionId: transaction, position: position)
     }

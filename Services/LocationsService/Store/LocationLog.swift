@@ -23,12 +23,24 @@ protocol LocationLog: Sendable {
     func stream(_ objectId: ObjectID) async throws -> [RecordedEvent]
     /// The pin a post with this actor's idempotency key created, and the hash of that request's body.
     func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)?
-    /// Events after `position`, in commit order, at most `limit`.
-    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent]
+    /// At most `limit` events after `position`, in commit order, without what a pin hidden now showed.
+    func events(after position: LogPosition, limit: Int) async throws -> LogPage
     /// The newest position a follower may read up to.
     func head() async throws -> LogPosition
+    /// The newest event before the latest `count` a follower may read, in commit order: a cursor older than
+    /// it has more than `count` events after it. Nil when the log holds no more than `count`.
+    func positionBefore(latest count: Int) async throws -> LogPosition?
     func pin(_ objectId: ObjectID) async throws -> ReadModel.Pin?
     func pins(_ query: PinQuery) async throws -> [StudentLocation]
+}
+
+/// A page of the log as its followers read it.
+struct LogPage: Sendable, Hashable {
+    /// The events read, but for what a pin hidden now showed (its posts, updates and unhides): a follower
+    /// sees a hidden pin leave, never what it said. An unhide shows them again to whoever reads them next.
+    var events: [RecordedEvent] = []
+    /// The last event read, shown or withheld: the next page starts after it. Nil when none was read.
+    var readThrough: LogPosition?
 }
 
 /// The log in PostgreSQL: `EventStore` appends (new pins through `PostAppender`'s group commit) and
@@ -66,11 +78,13 @@ struct PostgresLocationLog: LocationLog {
         try await events.postedEvent(actorKey: actorKey, idempotencyKey: idempotencyKey)
     }
 
-    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
+    func events(after position: LogPosition, limit: Int) async throws -> LogPage {
         try await events.events(after: position, limit: limit)
     }
 
     func head() async throws -> LogPosition { try await events.head() }
+
+    func positionBefore(latest count: Int) async throws -> LogPosition? { try await events.positionBefore(latest: count) }
 
     func pin(_ objectId: ObjectID) async throws -> ReadModel.Pin? { try await readModel.pin(objectId) }
 

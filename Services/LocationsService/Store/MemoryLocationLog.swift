@@ -13,6 +13,8 @@ final class MemoryLocationLog: LocationLog {
         var posted: [String: [String: (StudentLocation, String?)]] = [:]
         /// The last position taken (an erasure takes events out, so never the count of those left).
         var lastPosition: Int64 = 0
+        /// The pins whose stream ends with a hide, as `locations.hidden_pins` keeps them.
+        var hidden: Set<ObjectID> = []
     }
 
     private let state = Mutex(State())
@@ -110,6 +112,7 @@ final class MemoryLocationLog: LocationLog {
         state.lastPosition += 1
         let position = LogPosition(transactionId: state.lastPosition, position: state.lastPosition)
         state.events.append(RecordedEvent(position: position, type: type, streamVersion: version, change: change, recordedAt: .now()))
+        if type == .hidden { state.hidden.insert(change.objectId) } else { state.hidden.remove(change.objectId) }
         return position
     }
 
@@ -117,12 +120,21 @@ final class MemoryLocationLog: LocationLog {
         state.withLock { $0.posted[actorKey]?[idempotencyKey] }.map { (location: $0.0, requestHash: $0.1) }
     }
 
-    func events(after position: LogPosition, limit: Int) async throws -> [RecordedEvent] {
-        state.withLock { state in Array(state.events.lazy.filter { $0.position > position }.prefix(limit)) }
+    func events(after position: LogPosition, limit: Int) async throws -> LogPage {
+        state.withLock { state in
+            let read = Array(state.events.lazy.filter { $0.position > position }.prefix(limit))
+            let hidden = state.hidden
+            let shown = read.filter { $0.change.location == nil || !hidden.contains($0.change.objectId) }
+            return LogPage(events: shown, readThrough: read.last?.position)
+        }
     }
 
     func head() async throws -> LogPosition {
         state.withLock { $0.events.last?.position ?? .start }
+    }
+
+    func positionBefore(latest count: Int) async throws -> LogPosition? {
+        state.withLock { $0.events.dropLast(count).last?.position }
     }
 
     func pin(_ objectId: ObjectID) async throws -> ReadModel.Pin? {
@@ -135,7 +147,7 @@ final class MemoryLocationLog: LocationLog {
             // The log folded up to the moment, as `locations.pin_versions` holds it.
             var fold = PinFold()
             for event in state.events where event.moment <= at { fold.apply(event) }
-            return fold.rows.values.map(\.location)
+            return fold.rows.values.map(\.location).filter { !state.hidden.contains($0.objectId) }
         }
         var order = query.order
         if !order.contains(where: { $0.key == .objectId }) {

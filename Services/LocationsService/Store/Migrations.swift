@@ -316,6 +316,54 @@ enum Migrations {
                 $$
                 """,
             ]),
+        Migration(
+            version: 5, name: "a hidden pin is hidden at every moment",
+            statements: [
+                """
+                -- The pins an operator has hidden and not brought back (their stream's last event is a
+                -- `LocationHidden`). While a pin is here no read shows it: not the map at any past moment, not the
+                -- log to a follower (its posts, updates and unhides are withheld; its removals are not). An unhide
+                -- takes it out, and every read it left shows it again at every moment it was on the map.
+                CREATE TABLE locations.hidden_pins (
+                    object_id  text PRIMARY KEY
+                )
+                """,
+                """
+                -- After each statement that appends events: a stream whose newest hide, unhide or deletion in it is
+                -- a hide joins the hidden pins; an unhide or a deletion (the one an erasure leaves) takes it out. A
+                -- hidden pin is in no read model row, so nothing else can follow its hide: posts and updates, most
+                -- of what is appended, are passed over.
+                CREATE FUNCTION locations.record_hidden_pins() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    WITH newest AS (
+                        SELECT DISTINCT ON (stream_name) substr(stream_name, 10) AS object_id, event_type
+                        FROM appended WHERE event_type IN ('LocationHidden', 'LocationUnhidden', 'LocationDeleted')
+                        ORDER BY stream_name, stream_version DESC
+                    ), shown AS (
+                        DELETE FROM locations.hidden_pins AS hidden USING newest
+                        WHERE hidden.object_id = newest.object_id AND newest.event_type <> 'LocationHidden'
+                    )
+                    INSERT INTO locations.hidden_pins (object_id)
+                    SELECT object_id FROM newest WHERE event_type = 'LocationHidden';
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                -- The pins hidden so far, as the trigger would have recorded them: each hide that is its stream's
+                -- last event.
+                INSERT INTO locations.hidden_pins (object_id)
+                SELECT substr(stream_name, 10) FROM locations.events AS hide
+                WHERE event_type = 'LocationHidden' AND NOT EXISTS (
+                    SELECT FROM locations.events AS later
+                    WHERE later.stream_name = hide.stream_name AND later.stream_version > hide.stream_version)
+                """,
+                """
+                CREATE TRIGGER events_hidden_pins AFTER INSERT ON locations.events
+                    REFERENCING NEW TABLE AS appended
+                    FOR EACH STATEMENT EXECUTE FUNCTION locations.record_hidden_pins()
+                """,
+            ]),
     ]
 
     /// The tables an erasure deletes rows from (`Compact` rewrites them).

@@ -27,7 +27,7 @@ struct ReadModel: Sendable {
     }
 
     /// The pins `query` asks for: from the read model, or with `at`, from the versions valid at that moment
-    /// (`locations.pin_versions`), whose `updated_at` is never later than the moment it took effect, so the
+    /// (`locations.pin_versions`) of the pins not hidden now, whose `updated_at` is never later than the moment it took effect, so the
     /// newest-first walk starts at the moment asked for.
     func pins(_ query: PinQuery) async throws -> [StudentLocation] {
         var sql = "SELECT \(Self.columns) FROM \(query.at == nil ? "locations.pins" : "locations.pin_versions")"
@@ -43,6 +43,8 @@ struct ReadModel: Sendable {
             bindings.append(at.millisecondsSince1970)
             let moment = "to_timestamp($\(bindings.count)::float8 / 1000)"
             clauses += ["valid_from <= \(moment)", "(valid_until IS NULL OR valid_until > \(moment))", "updated_at <= \(moment)"]
+            // A pin hidden now is hidden at every moment, as `locations.pins` has no row of it.
+            clauses.append("NOT EXISTS (SELECT FROM locations.hidden_pins AS hidden WHERE hidden.object_id = pin_versions.object_id)")
         }
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
         var order = query.order.map { "\($0.key.column) \($0.descending ? "DESC" : "ASC")" }

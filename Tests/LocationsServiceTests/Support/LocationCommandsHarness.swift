@@ -24,14 +24,19 @@ enum LocationCommandsHarness {
         }
     }
 
-    /// Every event committed so far, in log order, once the reading horizon has passed them all: the horizon
-    /// is the oldest transaction still open in the whole cluster, and another suite's may hold it back a while.
+    /// Every event committed so far, in log order (a hidden pin's too), once the reading horizon has passed
+    /// them all: the horizon is the oldest transaction still open in the whole cluster, and another suite's
+    /// may hold it back a while.
     static func allEvents(_ client: PostgresClient) async throws -> [RecordedEvent] {
-        let store = EventStore(database: Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30)))
         let total = try await eventTotal(client)
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))
         while true {
-            let events = try await store.events(after: .start, limit: total + 1)
+            let rows = try await client.query(
+                """
+                SELECT \(unescaped: RecordedEvent.columns) FROM locations.events
+                WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY transaction_id, position
+                """, logger: TestDatabase.logger)
+            let events = try await rows.collect().map(RecordedEvent.init)
             if events.count >= total || ContinuousClock.now > deadline { return events }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -1,9 +1,10 @@
 // Pin changes as they happen, from the gateway's Server-Sent Events. The browser reconnects by itself and
 // resumes with Last-Event-ID; a stream the server closed for good is reopened here, with a growing wait.
+// A resume from further back than the gateway replays gets one `reset` event instead: reload the pins.
 
 const TYPES = ['LocationPosted', 'LocationUpdated', 'LocationDeleted', 'LocationHidden', 'LocationUnhidden'];
 
-export function followChanges({ onChange, onStatus }) {
+export function followChanges({ onChange, onStatus, onReset }) {
   let source = null;
   let lastEventId = '';
   let delay = 1000;
@@ -23,6 +24,10 @@ export function followChanges({ onChange, onStatus }) {
         onChange(type, data);
       });
     }
+    source.addEventListener('reset', (event) => {
+      if (event.lastEventId) lastEventId = event.lastEventId;
+      onReset();
+    });
     source.addEventListener('error', () => {
       onStatus(false);
       if (source.readyState === EventSource.CLOSED) {

@@ -123,13 +123,16 @@ async function loadPins(prefetched) {
   }
 }
 
+/** The gateway could not replay what the feed missed: the list is read again, as at a reconnect. */
+function reloadPins() {
+  if (state.loaded) loadPins();
+  else state.reloadWhenLoaded = true;
+}
+
 function setLive(live) {
   // The stream starts at "now": what changed before it opened comes from the list, read again (a 304
   // when nothing did).
-  if (live && !state.connected) {
-    if (state.loaded) loadPins();
-    else state.reloadWhenLoaded = true;
-  }
+  if (live && !state.connected) reloadPins();
   state.connected = live;
   showLiveStatus();
 }
@@ -176,7 +179,7 @@ function startApp(student, prefetched) {
   state.loaded = false;
   state.pending = [];
   state.reloadWhenLoaded = false;
-  state.live = followChanges({ onChange: applyChange, onStatus: setLive });
+  state.live = followChanges({ onChange: applyChange, onStatus: setLive, onReset: reloadPins });
   loadPins(prefetched).then(() => state.time.findStart());
   state.ageTimer = setInterval(() => {
     refreshAges($('pin-list'));
