@@ -189,6 +189,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The stand-in Graph API checks the gateway's appsecret_proof (HMAC-SHA256).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"
         ),

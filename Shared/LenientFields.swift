@@ -5,4 +5,10 @@ extension KeyedDecodingContainer {
     public func stringIfPresent(_ key: Key) -> String? {
         try? decode(String.self, forKey: key)
     }
+
+    /// The identifier at `key`, a string or a whole number: older answers of Udacity's API and of Facebook's
+    /// Graph API gave ids as JSON numbers.
+    public func identifierIfPresent(_ key: Key) -> String? {
+        stringIfPresent(key) ?? (try? decode(Int64.self, forKey: key)).map(String.init)
+    }
 }

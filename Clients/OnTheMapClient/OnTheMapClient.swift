@@ -52,7 +52,7 @@ public struct OnTheMapClient: Sendable {
     public func logIn(email: String, password: String) async throws(OnTheMapError) -> Session {
         let body = Self.json(["username": email, "password": password], under: "udacity")
         let answer = try await send(.POST, "/v1/session", body: body, secrets: [password], redactAnswer: true)
-        if answer.status == 403 { throw .wrongCredentials }
+        if answer.status == 403 { throw Self.errorBody(answer).error == LoginRefusal.accountDisabled ? .accountDisabled : .wrongCredentials }
         guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
         return try Self.session(answer)
     }

@@ -1,11 +1,13 @@
 /// What can go wrong talking to the gateway, in the terms a person must tell apart: each case calls for a
-/// different next step (start the gateway, retype the password, wait, log in again, pick another pin, fix
-/// the input, try later).
+/// different next step (start the gateway, retype the password, ask the operator, wait, log in again, pick
+/// another pin, fix the input, try later).
 public enum OnTheMapError: Error, Sendable, Equatable {
     /// No answer from the gateway: nothing listens there, the name does not resolve, or it did not answer in time.
     case unreachable(gateway: String, reason: String)
     /// The gateway does not know this email and password.
     case wrongCredentials
+    /// The email and password are right, but the people who run the gateway disabled the account.
+    case accountDisabled
     /// Too many attempts; `retryAfter` is the wait in seconds when the gateway said it.
     case throttled(retryAfter: Int?, message: String)
     /// No session, or the session has ended (logged out elsewhere, expired).
@@ -25,6 +27,7 @@ extension OnTheMapError: CustomStringConvertible {
         switch self {
         case .unreachable(let gateway, let reason): "cannot reach \(gateway): \(reason)"
         case .wrongCredentials: "wrong email or password"
+        case .accountDisabled: "this account has been disabled"
         case .throttled(let seconds, let message): seconds.map { "too many attempts; try again in \(Self.wait($0))" } ?? message
         case .notLoggedIn(let message), .notYours(let message), .notFound(let message): message
         case .refused(let message, _): message

@@ -14,6 +14,7 @@ enum ExitStatus: Int32, CaseIterable {
     case refused = 8
     case notFound = 9
     case cancelled = 10
+    case accountDisabled = 11
     case usage = 64
 
     var meaning: String {
@@ -28,6 +29,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .refused: "the gateway refused the input"
         case .notFound: "no such pin or place"
         case .cancelled: "you said no"
+        case .accountDisabled: "the account is disabled; ask the people who run the gateway"
         case .usage: "wrong usage"
         }
     }
@@ -54,6 +56,8 @@ struct CommandFailure: Error {
             self.init("cannot reach \(gateway): \(reason). Is the gateway up? (scripts/up.sh)", .unreachable)
         case .wrongCredentials:
             self.init("wrong email or password", .wrongCredentials)
+        case .accountDisabled:
+            self.init("this account has been disabled on \(gateway); ask the people who run it to enable it", .accountDisabled)
         case .throttled:
             self.init(error.description, .throttled)
         case .notLoggedIn(let message):

@@ -82,19 +82,20 @@ func buildRouter(
     WebClientController(files: webFiles, tiles: TileOrigin(configuration.tileURL) ?? TileOrigin(GatewayConfiguration.defaultTileURL)!)
         .addRoutes(to: router)
 
+    let cookies = SessionCookies(domain: configuration.cookieDomain)
     for base in ["v1", "api"] {
         let session = router.group("\(base)/session").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
-        SessionController(sessions: parts.sessions, lifetime: configuration.sessionLifetime).addRoutes(to: session)
+        SessionController(sessions: parts.sessions, lifetime: configuration.sessionLifetime, cookies: cookies).addRoutes(to: session)
         let users = router.group("\(base)/users").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
         UsersController(accounts: parts.accounts, sessions: parts.sessions).addRoutes(to: users)
     }
-    SignInController(signIn: parts.signIn, lifetime: configuration.sessionLifetime).addRoutes(
+    SignInController(signIn: parts.signIn, lifetime: configuration.sessionLifetime, cookies: cookies).addRoutes(
         pages: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .page)),
         api: router.group("v1/auth/oidc").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true))))
     let signUp = router.group("v1/accounts").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: false)))
     let local = parts.local
     AccountsController(
-        accounts: parts.accounts, provider: parts.provider, sessions: parts.sessions, erasures: parts.erasures,
+        accounts: parts.accounts, provider: parts.provider, sessions: parts.sessions, erasures: parts.erasures, cookies: cookies,
         hash: { try await local.hash($0) }
     )
     .addRoutes(to: signUp)
@@ -122,7 +123,7 @@ func buildRouter(
 /// accounts, sessions and login failures in memory instead.
 struct GatewayParts {
     let database: Database
-    /// For the outside services (Udacity, a geocoder); locations-service has a client of its own.
+    /// For the outside services (Udacity, Facebook, a geocoder); locations-service has a client of its own.
     let httpClient: HTTPClient
     let accounts: any AccountStore
     let local: LocalIdentityProvider
@@ -168,7 +169,7 @@ struct GatewayParts {
 
         accounts = stores.accounts
         local = LocalIdentityProvider(accounts: accounts, cost: configuration.passwordCost, logger: logger)
-        provider =
+        let configured: any IdentityProvider =
             switch configuration.identityProvider {
             case .local: local
             case .udacity:
@@ -176,6 +177,15 @@ struct GatewayParts {
                     baseURL: configuration.udacityBaseURL ?? "", httpClient: httpClient,
                     accounts: accounts, timeout: .init(configuration.upstreamTimeout), logger: logger)
             }
+        // With a Facebook app of its own, the gateway checks Facebook logins itself, whatever the provider.
+        if let facebook = configuration.facebook {
+            provider = FacebookIdentityProvider(
+                graph: FacebookGraph(
+                    settings: facebook, httpClient: httpClient, timeout: .init(configuration.upstreamTimeout), clock: clock, logger: logger),
+                others: configured, accounts: accounts, logger: logger)
+        } else {
+            provider = configured
+        }
         let sessionCache = SessionCache(clock: clock)
         let sessions = Sessions(
             provider: provider, store: stores.sessions, cache: sessionCache,
@@ -209,7 +219,7 @@ struct GatewayParts {
         writes = LocationWriteForwarder(
             locations: locations, sessions: sessions, latest: latest,
             limit: WriteLimit(allowances: stores.writeAllowances, policy: configuration.writeLimit, clock: clock),
-            trustedProxies: configuration.limits.trustedProxies)
+            trustedProxies: configuration.limits.trustedProxies, siteDomain: configuration.cookieDomain)
         events = EventsController(
             feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies, resumeWindow: configuration.liveResumeEvents)
         erasures = Erasures(accounts: accounts, sessions: sessions, locations: locations, latest: latest, logger: logger)

@@ -101,7 +101,9 @@ web_stack_start() {
     STACK_GATEWAY_NO_TILES="http://127.0.0.1:$bare_port"
     web_stack_wait_ready "$STACK_GATEWAY/readyz"
     web_stack_wait_ready "$STACK_GATEWAY_NO_TILES/readyz"
-    export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_LOCATIONS STACK_TILES
+    # The binaries too, for the operator's commands (`auth-gateway accounts disable`) on this stack's database.
+    STACK_BIN=$bin
+    export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_LOCATIONS STACK_TILES STACK_BIN
 }
 
 # web_stack_stop [LOG_DIR]: stops everything web_stack_start started; the services' logs are kept in LOG_DIR.

@@ -6,6 +6,7 @@ seeded in setUpClass and the pins the earlier tests post.
 import datetime
 import json
 import os
+import subprocess
 import time
 import unittest
 import urllib.error
@@ -344,6 +345,16 @@ class WebClientTests(unittest.TestCase):
         self.screenshot("desktop-login")
         self.log_in_through_form("ada@example.com", "wrong password")
         self.wait_for(lambda: self.text("login-error") == "Wrong email or password.")
+        self.assertFalse(self.visible("app-view"))
+
+        # An account the operator disabled is told so (with the right password only), not "wrong password".
+        sign_up("disabled@example.com", "Dis", "Abled")
+        subprocess.run([os.path.join(os.environ["STACK_BIN"], "auth-gateway"), "accounts", "disable", "disabled@example.com"],
+                       check=True, capture_output=True)
+        self.log_in_through_form("disabled@example.com")
+        self.wait_for(lambda: self.text("login-error")
+                      == "This account has been disabled; ask the people who run this server to enable it.",
+                      message="a disabled account's login was not told apart")
         self.assertFalse(self.visible("app-view"))
 
         for _ in range(5):

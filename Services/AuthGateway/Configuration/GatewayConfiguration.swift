@@ -43,6 +43,10 @@ struct GatewayConfiguration: Sendable {
     var liveHeartbeat: Duration = .seconds(15)
     /// Sign-in with an OpenID Connect provider, beside the identity provider's logins (`OIDC_ISSUER`...).
     var oidc: OIDCSettings?
+    /// The parent domain the session cookies are scoped to (`SESSION_COOKIE_DOMAIN`); host-only without it.
+    var cookieDomain: CookieDomain?
+    /// Facebook logins (`facebook_mobile`) checked by the gateway itself (`FACEBOOK_APP_ID`...).
+    var facebook: FacebookSettings?
 
     static let defaultStreamsPerClient = 32
     static let defaultLiveResumeEvents = 10_000
@@ -54,8 +58,10 @@ struct GatewayConfiguration: Sendable {
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
-    /// `MAX_STREAMS_PER_CLIENT`, `LIVE_RESUME_EVENTS`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`, and
-    /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`.
+    /// `MAX_STREAMS_PER_CLIENT`, `LIVE_RESUME_EVENTS`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`,
+    /// `SESSION_COOKIE_DOMAIN`, and
+    /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`, and
+    /// `FACEBOOK_APP_ID` with `FACEBOOK_APP_SECRET` and `FACEBOOK_GRAPH_URL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
         let locationsText = try reader.required("LOCATIONS_URL", example: "http://127.0.0.1:8081")
@@ -90,6 +96,8 @@ struct GatewayConfiguration: Sendable {
         configuration.writeLimit.interval = try duration("WRITE_INTERVAL", reader["WRITE_INTERVAL"]) ?? configuration.writeLimit.interval
         configuration.tls = try reader.tlsCertificates()
         configuration.oidc = try OIDCSettings(reader)
+        if let domain = reader["SESSION_COOKIE_DOMAIN"] { configuration.cookieDomain = try CookieDomain(setting: domain) }
+        configuration.facebook = try FacebookSettings(reader)
         return configuration
     }
 
@@ -164,5 +172,47 @@ extension OIDCSettings {
             publicURL: publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText)
     }
 
-    private static func isLoopback(_ host: String) -> Bool { host == "localhost" || host.hasPrefix("127.") || host == "[::1]" || host == "::1" }
+    static func isLoopback(_ host: String) -> Bool { host == "localhost" || host.hasPrefix("127.") || host == "[::1]" || host == "::1" }
+}
+
+/// The Facebook app whose users' access tokens the gateway checks itself, with Facebook's Graph API.
+struct FacebookSettings: Sendable {
+    var appID: String
+    /// Makes the app's token (`app_id|app_secret`) the gateway asks Graph with; never logged.
+    var appSecret: String
+    /// Graph's address, without a trailing slash; it may end in a version (`https://graph.facebook.com/v21.0`).
+    var graphURL: String
+
+    static let defaultGraphURL = "https://graph.facebook.com"
+}
+
+extension FacebookSettings {
+    /// nil when neither `FACEBOOK_APP_ID` nor `FACEBOOK_APP_SECRET` is set; one without the other is a mistake.
+    init?(_ reader: EnvironmentReader) throws(ConfigurationError) {
+        let (graph, id, secret) = (reader["FACEBOOK_GRAPH_URL"], reader["FACEBOOK_APP_ID"], reader["FACEBOOK_APP_SECRET"])
+        guard id != nil || secret != nil else {
+            guard graph == nil else {
+                throw ConfigurationError("FACEBOOK_GRAPH_URL is set without FACEBOOK_APP_ID and FACEBOOK_APP_SECRET; set all three")
+            }
+            return nil
+        }
+        guard let id else {
+            throw ConfigurationError("FACEBOOK_APP_ID is not set but FACEBOOK_APP_SECRET is; set both (from the app's Facebook dashboard) or neither")
+        }
+        guard let secret else {
+            throw ConfigurationError("FACEBOOK_APP_SECRET is not set but FACEBOOK_APP_ID is; set both (from the app's Facebook dashboard) or neither")
+        }
+        guard id.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            throw ConfigurationError("FACEBOOK_APP_ID must be the app's numeric ID, such as 1234567890123456; got \"\(id)\"")
+        }
+        let graphText = graph ?? Self.defaultGraphURL
+        // The app's secret travels in Graph's query: never in the clear, but to a stand-in on loopback.
+        guard let url = URLComponents(string: graphText), let scheme = url.scheme, let host = url.host, !host.isEmpty,
+            scheme == "https" || (scheme == "http" && OIDCSettings.isLoopback(host)), url.query == nil, url.fragment == nil
+        else {
+            throw ConfigurationError(
+                "FACEBOOK_GRAPH_URL must be Graph's https URL (http only on loopback), such as https://graph.facebook.com; got \"\(graphText)\"")
+        }
+        self.init(appID: id, appSecret: secret, graphURL: graphText.hasSuffix("/") ? String(graphText.dropLast()) : graphText)
+    }
 }

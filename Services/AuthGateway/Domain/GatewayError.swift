@@ -47,6 +47,10 @@ enum GatewayError: Error, Equatable {
     case noGeocodeMatch(String)
     case geocoderUnavailable
     case geocoderTimedOut
+    /// No route serves the path.
+    case noRoute(method: String, path: String)
+    /// The path is served, but not for this method; `allowed` are the methods it takes.
+    case methodNotAllowed(method: String, path: String, allowed: [String])
     case internalFailure
 
     var message: String {
@@ -55,8 +59,8 @@ enum GatewayError: Error, Equatable {
         case .missingParameter(let name): "trails.Error 400: Missing parameter '\(name.split(separator: ".").last ?? Substring(name))'"
         case .notExactlyOneCredential: "Did not specify exactly one credential."
         case .unsupportedCredential(let kind): "\(kind) login is not available on this server; log in with your email and password."
-        case .invalidCredentials: "Account not found or invalid credentials."
-        case .accountDisabled: "This account has been disabled; ask the people who run this server to enable it."
+        case .invalidCredentials: LoginRefusal.invalidCredentials
+        case .accountDisabled: LoginRefusal.accountDisabled
         case .throttled(let seconds): "Too many failed logins; try again in \(seconds) seconds."
         case .tooManySignUps(let seconds): "Too many sign-ups from your address; try again in \(seconds) seconds."
         case .rateLimited(let seconds): "Too many pins posted, changed or deleted in a short time; try again in \(seconds) seconds."
@@ -86,6 +90,8 @@ enum GatewayError: Error, Equatable {
         case .noGeocodeMatch(let query): "No place matches \"\(query)\"."
         case .geocoderUnavailable: "The geocoder could not be reached; try again shortly."
         case .geocoderTimedOut: "The geocoder did not answer in time; try again shortly."
+        case .noRoute(let method, let path): "No route for \(method) \(path)."
+        case .methodNotAllowed(let method, let path, _): "\(method) is not allowed on \(path)."
         case .internalFailure: "Internal server error."
         }
     }

@@ -11,6 +11,7 @@ struct AccountsController: Sendable {
     let provider: any IdentityProvider
     let sessions: Sessions
     let erasures: Erasures
+    let cookies: SessionCookies
     let hash: @Sendable (String) async throws -> String
 
     static let minimumPasswordLength = 8
@@ -29,7 +30,7 @@ struct AccountsController: Sendable {
     /// when locations-service did not answer and the gateway finishes it later; either way the session is
     /// over and its cookies cleared.
     @Sendable func erase(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        guard !OriginCheck.isCrossSite(request) else { throw GatewayError.crossOrigin }
+        guard !OriginCheck.isCrossSite(request, siteDomain: cookies.domain) else { throw GatewayError.crossOrigin }
         try OriginCheck.requireXSRF(request)
         guard let token = SessionCookies.token(in: request), let account = try await sessions.account(for: token) else {
             throw GatewayError.notLoggedInToErase
@@ -49,7 +50,7 @@ struct AccountsController: Sendable {
         json.endObject()
         json.endObject()
         var cleared = HTTPFields()
-        SessionCookies.clear(on: &cleared, secure: context.isHTTPS)
+        cookies.clear(on: &cleared, secure: context.isHTTPS)
         return Response.json(json.buffer, status: outcome == .pending ? .accepted : .ok, headers: cleared)
     }
 

@@ -15,7 +15,8 @@ extension GatewayError {
         case .throttled, .tooManySignUps, .rateLimited, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
-        case .userNotFound, .noGeocodeMatch, .pinNotFound, .signInNotConfigured: .notFound
+        case .userNotFound, .noGeocodeMatch, .pinNotFound, .signInNotConfigured, .noRoute: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .emailTaken: .conflict
         case .notLoggedIn, .notLoggedInToErase: .unauthorized
         case .locationsUnavailable, .databaseUnavailable: .serviceUnavailable
@@ -28,11 +29,11 @@ extension GatewayError {
     var parseCode: ParseError.Code {
         switch self {
         case .notLoggedIn, .notLoggedInToErase: .invalidSessionToken
-        case .crossOrigin, .xsrfMismatch: .operationForbidden
+        case .crossOrigin, .xsrfMismatch, .methodNotAllowed: .operationForbidden
         case .locationsUnavailable, .databaseUnavailable: .connectionFailed
         case .bodyTooLarge: .validationFailed
         case .malformedBody: .invalidJSON
-        case .pinNotFound: .objectNotFound
+        case .pinNotFound, .noRoute: .objectNotFound
         case .invalidQuery: .invalidQuery
         case .tooManyStreams, .rateLimited: .requestLimitExceeded
         default: .internalServerError
@@ -44,6 +45,7 @@ extension GatewayError {
         if case .tooManySignUps(let seconds) = self { return [.retryAfter: String(seconds)] }
         if case .rateLimited(let seconds) = self { return [.retryAfter: String(seconds)] }
         if case .tooManyStreams = self { return [.retryAfter: "10"] }
+        if case .methodNotAllowed(_, _, let allowed) = self { return [.allow: allowed.joined(separator: ", ")] }
         if self == .databaseUnavailable || self == .locationsUnavailable { return [.retryAfter: "1"] }
         return [:]
     }

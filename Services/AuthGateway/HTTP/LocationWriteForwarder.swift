@@ -20,6 +20,8 @@ struct LocationWriteForwarder: Sendable {
     let latest: LatestListCache
     let limit: WriteLimit
     let trustedProxies: TrustedProxies
+    /// `SESSION_COOKIE_DOMAIN`: the names under it are one site to the cross-site check.
+    let siteDomain: CookieDomain?
 
     static let maximumBodySize = 16 * 1024
 
@@ -54,7 +56,7 @@ struct LocationWriteForwarder: Sendable {
     }
 
     func forward(_ write: Write, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {
-        guard !OriginCheck.isCrossSite(write.headers) else {
+        guard !OriginCheck.isCrossSite(write.headers, siteDomain: siteDomain) else {
             return eventLoop.makeSucceededFuture(ParseWire.refusal(.crossOrigin, requestID: write.requestID))
         }
         guard let token = SessionCookies.token(in: write.headers) else {

@@ -18,6 +18,8 @@ struct LocationsProxyController: Sendable {
 
     /// Where the routes are mounted: v1, and the legacy Parse paths (`true`).
     static let mounts = [("/v1/StudentLocation", false), ("/parse/classes/StudentLocation", true), ("/1/classes/StudentLocation", true)]
+    /// The roots of the Parse API the legacy mounts are under (`/parse`, `/1`): every path below one is Parse's.
+    static let parseRoots = mounts.filter(\.1).compactMap { mount in mount.0.split(separator: "/").first.map { "/\($0)" } }
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>, routes: PreparedRoutes<GatewayRequestContext>, legacyParse: Bool) {
         group.on(method: .get, routes: routes, early: { request, _ in cachedList(request).map(PreparedHandling.answer) }, use: list)

@@ -7,6 +7,7 @@ import OnTheMapShared
 struct SessionController: Sendable {
     let sessions: Sessions
     let lifetime: Duration
+    let cookies: SessionCookies
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post(use: login)
@@ -16,11 +17,11 @@ struct SessionController: Sendable {
     @Sendable func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let credential = try Self.credential(try await readJSONBody(request, as: LoginBody.self))
         let opened = try await sessions.login(credential, address: context.clientAddress)
-        return Self.opened(opened, lifetime: lifetime, secure: context.isHTTPS)
+        return Self.opened(opened, lifetime: lifetime, cookies: cookies, secure: context.isHTTPS)
     }
 
     /// A new session's answer, as Udacity's was, with its cookies.
-    static func opened(_ opened: Sessions.Opened, lifetime: Duration, secure: Bool) -> Response {
+    static func opened(_ opened: Sessions.Opened, lifetime: Duration, cookies: SessionCookies, secure: Bool) -> Response {
         var json = JSONWriter()
         json.beginObject()
         SessionWire.writeAccount(opened.account, to: &json)
@@ -31,7 +32,7 @@ struct SessionController: Sendable {
         json.endObject()
         json.endObject()
         var headers = HTTPFields()
-        SessionCookies.set(
+        cookies.set(
             on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue,
             maxAge: Int(lifetime.components.seconds), secure: secure)
         return SessionWire.response(json.buffer, headers: headers)
@@ -50,7 +51,7 @@ struct SessionController: Sendable {
         json.endObject()
         json.endObject()
         var headers = HTTPFields()
-        SessionCookies.clear(on: &headers, secure: context.isHTTPS)
+        cookies.clear(on: &headers, secure: context.isHTTPS)
         return SessionWire.response(json.buffer, headers: headers)
     }
 

@@ -4,8 +4,11 @@ import NIOHTTP1
 import OnTheMapShared
 
 /// Where a request's session comes from (the HttpOnly cookie set at login, or `Authorization: Bearer`),
-/// and the cookies a login sets.
-enum SessionCookies {
+/// and the cookies a login sets: host-only, or scoped to `domain` so that every name under it gets them.
+struct SessionCookies: Sendable {
+    /// `SESSION_COOKIE_DOMAIN`; nil keeps the cookies to the name they were set on.
+    var domain: CookieDomain?
+
     static let session = SessionCredentials.cookieName
     static let xsrf = "XSRF-TOKEN"
 
@@ -26,42 +29,55 @@ enum SessionCookies {
     /// `XSRF-TOKEN` readable by scripts (some clients force-unwrap it), and the session itself HttpOnly.
     /// `secure`: the client's connection is HTTPS, so the browser must never send them over plain HTTP (a
     /// network attacker could otherwise lure it to `http://` and read the session there).
-    static func set(on headers: inout HTTPFields, token: SessionToken, xsrf: String, maxAge: Int, secure: Bool) {
-        headers[values: .setCookie].append(cookie(self.xsrf, xsrf, maxAge: maxAge, httpOnly: false, secure: secure))
-        headers[values: .setCookie].append(cookie(session, token.rawValue, maxAge: maxAge, httpOnly: true, secure: secure))
+    func set(on headers: inout HTTPFields, token: SessionToken, xsrf: String, maxAge: Int, secure: Bool) {
+        // Cookies kept to one name from before the domain was set would be sent beside the new ones: they go.
+        if domain != nil { Self.hostOnly.clear(on: &headers, secure: secure) }
+        headers[values: .setCookie].append(cookie(Self.xsrf, xsrf, maxAge: maxAge, httpOnly: false, secure: secure))
+        headers[values: .setCookie].append(cookie(Self.session, token.rawValue, maxAge: maxAge, httpOnly: true, secure: secure))
     }
 
-    static func clear(on headers: inout HTTPFields, secure: Bool) {
-        headers[values: .setCookie].append(cookie(xsrf, "", maxAge: 0, httpOnly: false, secure: secure))
-        headers[values: .setCookie].append(cookie(session, "", maxAge: 0, httpOnly: true, secure: secure))
+    func clear(on headers: inout HTTPFields, secure: Bool) {
+        if domain != nil { Self.hostOnly.clear(on: &headers, secure: secure) }
+        headers[values: .setCookie].append(cookie(Self.xsrf, "", maxAge: 0, httpOnly: false, secure: secure))
+        headers[values: .setCookie].append(cookie(Self.session, "", maxAge: 0, httpOnly: true, secure: secure))
     }
 
-    private static func cookie(_ name: String, _ value: String, maxAge: Int, httpOnly: Bool, secure: Bool) -> String {
-        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: secure, httpOnly: httpOnly, sameSite: .lax).description
+    /// The cookies as they are without `SESSION_COOKIE_DOMAIN`, kept to the name that set them.
+    static let hostOnly = SessionCookies(domain: nil)
+
+    /// A cookie of the gateway's (`SameSite=Lax`), under `domain` when there is one.
+    func cookie(_ name: String, _ value: String, maxAge: Int, path: String = "/", httpOnly: Bool, secure: Bool) -> String {
+        Cookie(name: name, value: value, maxAge: maxAge, domain: domain?.name, path: path, secure: secure, httpOnly: httpOnly, sameSite: .lax)
+            .description
     }
 }
 
 /// Browser writes from another site's pages are refused: a request that names an `Origin` other than the
-/// host it was sent to, or that the browser marks `Sec-Fetch-Site: cross-site`. Apps send neither.
+/// host it was sent to, or that the browser marks `Sec-Fetch-Site: cross-site`. Apps send neither. Under
+/// `SESSION_COOKIE_DOMAIN` (`siteDomain`) the names below it are one site: a page on one may write to another.
 enum OriginCheck {
-    static func isCrossSite(_ headers: HTTPHeaders) -> Bool {
-        isCrossSite(site: headers.first(name: "Sec-Fetch-Site"), origin: headers.first(name: "Origin"), host: headers.first(name: "Host"))
+    static func isCrossSite(_ headers: HTTPHeaders, siteDomain: CookieDomain?) -> Bool {
+        isCrossSite(
+            site: headers.first(name: "Sec-Fetch-Site"), origin: headers.first(name: "Origin"), host: headers.first(name: "Host"),
+            siteDomain: siteDomain)
     }
 
     /// `host` is the authority the request was sent to (its `Host` header).
-    static func isCrossSite(site: String?, origin: String?, host: String?) -> Bool {
+    static func isCrossSite(site: String?, origin: String?, host: String?, siteDomain: CookieDomain?) -> Bool {
         if site?.lowercased() == "cross-site" { return true }
         guard let origin else { return false }
         if origin == "null" { return true }
-        let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
-        return originHost?.lowercased() != host?.lowercased()
+        let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first
+        if originHost?.lowercased() == host?.lowercased() { return false }
+        guard let siteDomain, let originHost, let host else { return true }
+        return !(siteDomain.contains(host: originHost) && siteDomain.contains(host: Substring(host)))
     }
 
     /// The same, for a request the router answers (its authority is the `Host` it was sent to).
-    static func isCrossSite(_ request: Request) -> Bool {
+    static func isCrossSite(_ request: Request, siteDomain: CookieDomain?) -> Bool {
         isCrossSite(
             site: request.headers[HTTPField.Name("Sec-Fetch-Site")!], origin: request.headers[HTTPField.Name("Origin")!],
-            host: request.head.authority)
+            host: request.head.authority, siteDomain: siteDomain)
     }
 
     static func hasBrowserOrigin(_ request: Request) -> Bool {

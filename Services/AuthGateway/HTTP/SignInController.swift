@@ -11,6 +11,9 @@ import ServiceKit
 struct SignInController: Sendable {
     let signIn: OIDCSignIn?
     let lifetime: Duration
+    /// The state cookie goes where the session cookies go: the provider may send the browser back to another
+    /// of the gateway's names.
+    let cookies: SessionCookies
 
     /// The cookie holding a sign-in's state while the browser is at the provider: the callback finishes only
     /// the sign-in this browser started.
@@ -40,7 +43,7 @@ struct SignInController: Sendable {
         let started = try await signIn.start(commandLine: commandLine)
         var headers: HTTPFields = [.location: started.authorizationURL, .cacheControl: "no-store"]
         headers[values: .setCookie].append(
-            Self.cookie(started.state, maxAge: Int(OIDCSignIn.signInLifetime.components.seconds), secure: context.isHTTPS))
+            signInStateCookie(started.state, maxAge: Int(OIDCSignIn.signInLifetime.components.seconds), secure: context.isHTTPS))
         return Response(status: .seeOther, headers: headers)
     }
 
@@ -58,10 +61,10 @@ struct SignInController: Sendable {
         }
         let finished = try await signIn.finish(state: state, answer: answer, cookieState: request.cookies[Self.stateCookie]?.value)
         var headers: HTTPFields = [.cacheControl: "no-store"]
-        headers[values: .setCookie].append(Self.cookie("", maxAge: 0, secure: context.isHTTPS))
+        headers[values: .setCookie].append(signInStateCookie("", maxAge: 0, secure: context.isHTTPS))
         switch finished {
         case .session(let opened):
-            SessionCookies.set(
+            cookies.set(
                 on: &headers, token: opened.token, xsrf: SessionToken.generate().rawValue, maxAge: Int(lifetime.components.seconds),
                 secure: context.isHTTPS)
             headers[.location] = "/"
@@ -78,7 +81,7 @@ struct SignInController: Sendable {
         guard let code = body.code, !code.isEmpty else { throw GatewayError.missingParameter("code") }
         guard let verifier = body.codeVerifier, !verifier.isEmpty else { throw GatewayError.missingParameter("code_verifier") }
         let opened = try await signIn.redeem(code: code, verifier: verifier)
-        return SessionController.opened(opened, lifetime: lifetime, secure: context.isHTTPS)
+        return SessionController.opened(opened, lifetime: lifetime, cookies: cookies, secure: context.isHTTPS)
     }
 
     struct HandoffBody: Decodable {
@@ -109,8 +112,8 @@ struct SignInController: Sendable {
         return values
     }
 
-    private static func cookie(_ value: String, maxAge: Int, secure: Bool) -> String {
-        Cookie(name: stateCookie, value: value, maxAge: maxAge, path: path, secure: secure, httpOnly: true, sameSite: .lax).description
+    private func signInStateCookie(_ value: String, maxAge: Int, secure: Bool) -> String {
+        cookies.cookie(Self.stateCookie, value, maxAge: maxAge, path: Self.path, httpOnly: true, secure: secure)
     }
 
     /// RFC 8252 §7.3: plain http to a loopback address, any port, never a name another host could answer to.

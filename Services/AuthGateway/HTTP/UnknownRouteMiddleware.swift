@@ -1,11 +1,11 @@
 import Hummingbird
-import OnTheMapShared
 import PreparedHTTP
 import ServiceKit
 import Synchronization
 
 /// Answers requests no route took: 405 with `Allow` when the path exists but not for this method, else a
-/// 404 that says which route was missing. Both in JSON, never an empty body.
+/// 404 that says which route was missing. Both in JSON, never an empty body, in the shape the path's
+/// clients read (`ErrorStyle.unrouted`).
 struct UnknownRouteMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
 
@@ -29,21 +29,13 @@ struct UnknownRouteMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
-            let allowed = routes.methods(on: Substring(request.uri.path))
-            var json = JSONWriter()
-            json.beginObject()
-            if allowed.isEmpty {
-                json.field("status", 404)
-                json.field("error", "No route for \(request.method) \(request.uri.path).")
-                json.endObject()
-                return Response.json(json.buffer, status: .notFound)
-            }
-            json.field("status", 405)
-            json.field("error", "\(request.method) is not allowed on \(request.uri.path).")
-            json.endObject()
-            return Response.json(
-                json.buffer, status: .methodNotAllowed,
-                headers: [.allow: allowed.map(\.rawValue).joined(separator: ", ")])
+            let path = request.uri.path
+            let allowed = routes.methods(on: Substring(path))
+            let refusal: GatewayError =
+                allowed.isEmpty
+                ? .noRoute(method: request.method.rawValue, path: path)
+                : .methodNotAllowed(method: request.method.rawValue, path: path, allowed: allowed.map(\.rawValue))
+            return ErrorStyle.unrouted(Substring(path)).response(for: refusal)
         }
     }
 }

@@ -58,6 +58,12 @@ struct UsersController: Sendable {
                 json.beginArray()
                 json.endArray()
             }
+            // Decoded as a non-optional object and a string by some clients: `null` would fail them. No account
+            // has a picture here, so the URL is empty.
+            json.key("email_preferences")
+            json.beginObject()
+            json.endObject()
+            json.field("_image_url", "")
             for absent in ["image_url", "location", "linkedin_url", "website_url", "bio", "guard"] {
                 json.key(absent)
                 json.null()

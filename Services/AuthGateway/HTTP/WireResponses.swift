@@ -82,6 +82,25 @@ enum ErrorStyle: Sendable {
     case parse
     /// A page for a person in a browser, where the gateway sent it (a sign-in's return).
     case page
+
+    /// The shape of the answer to a request no route took (none for its path, or none for its method):
+    /// Parse's under the roots of the Parse API's mounts (`/parse/…`, `/1/…`), where old Parse clients send
+    /// everything and read every error as `{code, error}`; `{status, error}` elsewhere.
+    static func unrouted(_ path: Substring) -> ErrorStyle {
+        let underParse = LocationsProxyController.parseRoots.contains { path == $0 || path.hasPrefix($0 + "/") }
+        return underParse ? .parse : .session(prefixed: false)
+    }
+
+    func response(for error: GatewayError) -> Response {
+        switch self {
+        case .session(let prefixed):
+            SessionWire.response(SessionWire.errorBody(error), status: error.status, headers: error.extraHeaders, prefixed: prefixed)
+        case .parse:
+            ParseWire.answer(for: error).response
+        case .page:
+            PageWire.response(for: error)
+        }
+    }
 }
 
 /// Turns failures into the route family's error shape (`GatewayError.meaning(of:)` says which failure is which).
@@ -100,13 +119,6 @@ struct GatewayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func response(for error: GatewayError) -> Response {
         OperatorMetrics.refused(caseName(error))
-        return switch style {
-        case .session(let prefixed):
-            SessionWire.response(SessionWire.errorBody(error), status: error.status, headers: error.extraHeaders, prefixed: prefixed)
-        case .parse:
-            ParseWire.answer(for: error).response
-        case .page:
-            PageWire.response(for: error)
-        }
+        return style.response(for: error)
     }
 }

@@ -3,9 +3,9 @@ import Logging
 import NIOCore
 import ServiceKit
 
-/// One call to an outside identity service (a Udacity-compatible API, an OpenID Connect issuer) within its
-/// deadline, counted in the operator metrics as `identity-provider`: the status and the body, or why there
-/// was none, kept apart so the user can tell an outage from silence.
+/// One call to an outside identity service (a Udacity-compatible API, an OpenID Connect issuer, Facebook's
+/// Graph API) within its deadline, counted in the operator metrics as `identity-provider`: the status and the
+/// body, or why there was none, kept apart so the user can tell an outage from silence.
 enum IdentityUpstream {
     /// No answer of an identity service is longer (a JWKS of a few keys, a profile).
     static let maximumAnswerBytes = 1 << 20

@@ -92,7 +92,7 @@ extension UdacityIdentityProvider {
 
         init(from decoder: any Decoder) throws {
             let account = try decoder.container(keyedBy: CodingKeys.self).nestedContainer(keyedBy: CodingKeys.self, forKey: .account)
-            key = account.stringIfPresent(.key) ?? (try? account.decode(Int64.self, forKey: .key)).map(String.init)
+            key = account.identifierIfPresent(.key)
         }
     }
 

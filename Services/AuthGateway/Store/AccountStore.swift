@@ -13,8 +13,8 @@ protocol AccountStore: Sendable {
     func account(key: String) async throws -> Account?
     /// Records what another provider told us about an account at login: adds it, or updates its names and address.
     func upsertExternal(_ account: Account) async throws
-    /// The account an OpenID Connect issuer's subject signs in to, created at the first sign-in (with a new
-    /// key), its names and address set to the ones given.
+    /// The account an OpenID Connect issuer's subject (or a Facebook user) signs in to, created at the first
+    /// sign-in (with a new key), its names and address set to the ones given.
     func signedIn(_ identity: ExternalIdentity) async throws -> Account
     /// Disables the account with this address's key (a local account's, else one an identity provider named),
     /// recording who did it and why: it can no longer log in, and every session it has ends on every replica.
@@ -36,9 +36,11 @@ enum AccountStoreError: Error {
     case signInNotRecorded
 }
 
-/// Who an OpenID Connect issuer says signed in: its subject (stable for the person at that issuer) and the
-/// claims of the ID token the gateway copies.
+/// Who an OpenID Connect issuer (or Facebook's Graph API) says signed in: its subject (stable for the person
+/// at that issuer) and the claims of the ID token (or the profile) the gateway copies.
 struct ExternalIdentity: Sendable, Equatable {
+    /// What a new account's `provider` says: `oidc`, `facebook`.
+    var provider: String
     var issuer: String
     var subject: String
     var email: String
@@ -125,7 +127,7 @@ struct PostgresAccountStore: AccountStore {
                         SELECT account_key FROM auth.oidc_identities WHERE issuer = \(identity.issuer) AND subject = \(identity.subject)
                     ), created AS (
                         INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
-                        SELECT \(Account.newKey()), 'oidc', \(identity.email), \(identity.firstName), \(identity.lastName)
+                        SELECT \(Account.newKey()), \(identity.provider), \(identity.email), \(identity.firstName), \(identity.lastName)
                         WHERE NOT EXISTS (SELECT 1 FROM existing)
                         RETURNING key
                     ), linked AS (
@@ -144,7 +146,8 @@ struct PostgresAccountStore: AccountStore {
                     """)
                 guard let row = rows.first else { throw AccountStoreError.signInNotRecorded }
                 let (key, _) = try row.decode((String, Int64).self)
-                return Account(key: key, provider: "oidc", email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
+                return Account(
+                    key: key, provider: identity.provider, email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" && attempt < 3 {
                 continue
             }

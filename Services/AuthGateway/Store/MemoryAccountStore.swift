@@ -15,7 +15,7 @@ final class MemoryAccountStore: AccountStore {
         var disablings: [String: Int] = [:]
         /// Accounts whose erasure began and has not finished.
         var erasing: Set<String> = []
-        /// OpenID Connect accounts' keys, by issuer and subject.
+        /// OpenID Connect (and Facebook) accounts' keys, by issuer and subject.
         var identities: [ExternalIdentityKey: String] = [:]
     }
 
@@ -47,7 +47,8 @@ final class MemoryAccountStore: AccountStore {
             var key = state.identities[id] ?? Account.newKey()
             while state.identities[id] == nil && state.accounts[key] != nil { key = Account.newKey() }
             state.identities[id] = key
-            let account = Account(key: key, provider: "oidc", email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
+            let account = Account(
+                key: key, provider: identity.provider, email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
             state.accounts[key] = account
             return account
         }

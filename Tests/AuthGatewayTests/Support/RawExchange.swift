@@ -6,10 +6,11 @@ import Testing
 enum Framing: CaseIterable {
     case keepAlive, closing, http10, expectContinue
 
-    func request(_ method: String, _ path: String, body: String, headers: [String], port: Int) -> String {
+    /// `host` is the `Host` header, the address connected to when nil.
+    func request(_ method: String, _ path: String, body: String, headers: [String], port: Int, host: String? = nil) -> String {
         var lines =
             [
-                "\(method) \(path) \(self == .http10 ? "HTTP/1.0" : "HTTP/1.1")", "Host: 127.0.0.1:\(port)",
+                "\(method) \(path) \(self == .http10 ? "HTTP/1.0" : "HTTP/1.1")", "Host: \(host ?? "127.0.0.1:\(port)")",
                 "Content-Type: application/json", "Content-Length: \(body.utf8.count)",
             ] + headers
         if self == .closing { lines.append("Connection: close") }
@@ -18,13 +19,14 @@ enum Framing: CaseIterable {
     }
 }
 
-typealias RawAnswer = (status: String, headers: [String: String], body: String)
+/// `headers` keeps the last of a repeated field; `setCookies` every `Set-Cookie`, in order.
+typealias RawAnswer = (status: String, headers: [String: String], body: String, setCookies: [String])
 
-/// Sends one request on a connection of its own; returns the status line, the headers by lowercased
-/// name, and the body. The socket blocks, so it is used on a thread of its own: the router's tasks
+/// Sends one request on a connection of its own (to 127.0.0.1, as sent to `host`); returns the status
+/// line, the headers by lowercased name, the body and the cookies set. The socket blocks, so it is used on a thread of its own: the router's tasks
 /// need the threads Swift's tasks run on.
 func rawExchange(
-    _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String] = [], port: Int
+    _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String] = [], port: Int, host: String? = nil
 )
     async throws -> RawAnswer
 {
@@ -32,16 +34,18 @@ func rawExchange(
         Thread {
             continuation.resume(
                 with: Result {
-                    try blockingRawExchange(framing, method, path, body: body, headers: headers, port: port)
+                    try blockingRawExchange(framing, method, path, body: body, headers: headers, port: port, host: host)
                 })
         }.start()
     }
 }
 
 /// An interim `100 Continue` is skipped.
-func blockingRawExchange(_ framing: Framing, _ method: String, _ path: String, body: String, headers: [String], port: Int) throws -> RawAnswer {
+func blockingRawExchange(
+    _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String], port: Int, host: String? = nil
+) throws -> RawAnswer {
     let connection = try RawConnection(port: port)
-    let request = framing.request(method, path, body: body, headers: headers, port: port)
+    let request = framing.request(method, path, body: body, headers: headers, port: port, host: host)
     if framing == .expectContinue, let end = request.range(of: "\r\n\r\n") {
         try connection.send(request[..<end.upperBound])
         try connection.send(request[end.upperBound...])
@@ -59,9 +63,12 @@ func blockingRawExchange(_ framing: Framing, _ method: String, _ path: String, b
     var lines = head.split(separator: "\r\n").map(String.init)
     let status = lines.removeFirst()
     var fields: [String: String] = [:]
+    var setCookies: [String] = []
     for line in lines {
         guard let colon = line.firstIndex(of: ":") else { continue }
-        fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let (name, value) = (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        fields[name] = value
+        if name == "set-cookie" { setCookies.append(value) }
     }
-    return (status, fields, String(payload))
+    return (status, fields, String(payload), setCookies)
 }

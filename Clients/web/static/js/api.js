@@ -3,7 +3,7 @@
 const PREFIX = ")]}'\n";
 
 export class ApiError extends Error {
-  // kind: network | credentials | throttled | notLoggedIn | forbidden | notFound | refused | server
+  // kind: network | credentials | disabled | throttled | notLoggedIn | forbidden | notFound | refused | server
   constructor(kind, message, { status = 0, retryAfter = null } = {}) {
     super(message);
     this.kind = kind;
@@ -61,6 +61,11 @@ export async function logIn(email, password) {
   try {
     return await request('POST', '/v1/session', { body: { udacity: { username: email, password } }, prefixed: true });
   } catch (error) {
+    // The gateway words a disabled account's refusal apart from a wrong password's: only the right
+    // password is told, and it calls for asking the server's operators, not for typing again.
+    if (error.status === 403 && error.message.startsWith('This account has been disabled')) {
+      throw new ApiError('disabled', error.message, { status: error.status });
+    }
     if (error.status === 403 || error.status === 400) {
       throw new ApiError('credentials', 'Wrong email or password.', { status: error.status });
     }

@@ -48,6 +48,7 @@ function clearNotice(kind) {
 function loginMessage(error) {
   switch (error.kind) {
     case 'credentials': return 'Wrong email or password.';
+    case 'disabled': return error.message;
     case 'throttled':
       return error.retryAfter ? `Too many attempts. Try again in ${wait(error.retryAfter)}.` : 'Too many attempts. Try again later.';
     case 'network': return 'Cannot reach the server. Check your connection and try again.';

@@ -100,7 +100,7 @@ struct OIDCSignIn: Sendable {
         let names = claims.names
         let account = try await accounts.signedIn(
             ExternalIdentity(
-                issuer: issuer.settings.issuer, subject: claims.subject.value, email: claims.email ?? "", firstName: names.first,
+                provider: "oidc", issuer: issuer.settings.issuer, subject: claims.subject.value, email: claims.email ?? "", firstName: names.first,
                 lastName: names.last))
         logger.info("signed in with OpenID Connect", metadata: ["account": "\(account.key)"])
         return account
