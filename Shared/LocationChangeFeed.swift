@@ -25,6 +25,14 @@ public struct LocationChangePage: Codable, Sendable, Equatable {
         reset = try container.decodeIfPresent(Bool.self, forKey: .reset) ?? false
     }
 
+    /// `reset` only when true, as `json` writes it.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(events, forKey: .events)
+        try container.encode(cursor, forKey: .cursor)
+        if reset { try container.encode(true, forKey: .reset) }
+    }
+
     /// The page as locations-service sends it: what `Codable` reads back, written without `JSONEncoder`,
     /// since a page is written for every few appends while writes pour in.
     public var json: ByteBuffer {

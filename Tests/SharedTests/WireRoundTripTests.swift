@@ -56,6 +56,8 @@ import Testing
                 LocationChangeEvent(id: "737-2", change: .deleted(Self.deletion), type: .deleted),
             ], cursor: "737-2")
         try expectOneForm(page, handWritten: page.json)
+        let reset = LocationChangePage(events: [], cursor: "900-7", reset: true)
+        try expectOneForm(reset, handWritten: reset.json)
     }
 
     @Test func pinBodyWithAndWithoutItsOptionalFields() throws {
