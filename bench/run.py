@@ -28,7 +28,9 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py soak                mixed traffic through the gateway, memory's slope held to a bound
   bench/run.py tracing             the gateway's hot read and POST with every request traced against untraced
   bench/run.py replay              replay over 1M, 4M and 10M events against the SQL rebuild, and its memory
-Each of the last nine writes its own section of BENCHMARKS.md and leaves the rest.
+  bench/run.py resume              a live stream resumed 10,000 events back, and from beyond that (a reset),
+                                   against a fresh stream
+Each of the last ten writes its own section of BENCHMARKS.md and leaves the rest.
   bench/run.py scaling             SCALING.md's inputs measured nowhere else: the gateway's CPU per live stream
                                    per change, log bytes per event, replay's events/s and memory; printed only
 Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
@@ -39,6 +41,8 @@ Settings, from the environment (the figures in BENCHMARKS.md come from the defau
   REPLAY_PINS     pins in the replay log, 4 events each (default 250000)
   REPLAY_SIZES    replay: pins in each of its logs (default "250000 1000000 2500000")
   AT_PINS         at: pins in its log, 4 events each (default 2500000); AT_CONNECTIONS (default 4)
+  RESUME_PINS     resume: pins in its log, 4 events each (default 250000)
+  RESUME_REQUESTS resume: requests of each kind in each round (default 100)
   SKIP_EXTRAS=1   leaves out the micro-measurements, fuzzing and command-line passes at the end (many minutes)
   BENCH_BINARIES  a folder of release binaries to measure instead of building them into .build-bench/
   CLI_RUNS        cli: hyperfine runs of each command (default 300)
@@ -61,6 +65,7 @@ import limits
 import moments
 import processes
 import replay
+import resume
 import scaling
 import soak
 import tls
@@ -78,6 +83,7 @@ BENCHMARKS = {
     "tracing": tracing.run,
     "at": moments.run,
     "replay": replay.run,
+    "resume": resume.run,
     "scaling": scaling.run,
 }
 
