@@ -18,6 +18,10 @@ public struct LocationChangePage: Codable, Sendable, Equatable {
         self.reset = reset
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case events, cursor, reset
+    }
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         events = try container.decode([LocationChangeEvent].self, forKey: .events)
