@@ -13,7 +13,9 @@ let package = Package(
         .executable(name: "onthemap", targets: ["OnTheMapCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // Patch releases only: PreparedHTTP builds its route table with the router's trie through
+        // `@_spi(Internal)`, which a minor release may change (RouteTableResolutionTests).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", .upToNextMinor(from: "2.28.1")),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),

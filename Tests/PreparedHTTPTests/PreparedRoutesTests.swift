@@ -96,6 +96,54 @@ import Testing
     }
 }
 
+/// `RouteTable` resolves paths with Hummingbird's own trie, through its `@_spi(Internal)` builder: a
+/// release of Hummingbird that changes how the trie resolves (literals over captures, `*` and `**`, suffix
+/// and prefix captures, slashes, case) fails here, where both doors are asked the same paths, rather than
+/// in production as a request one door routes and the other does not. Package.swift holds Hummingbird to
+/// patch releases of its minor version while the SPI is used.
+@Suite struct RouteTableResolutionTests {
+    static let patterns = [
+        "/pins", "/pins/latest", "/pins/:id", "/pins/:id/history", "/pins/{name}.geojson", "/files/*/raw", "/docs/**",
+        "/maps/:slug/v1/pins", "/maps/:slug/v1/pins/:id", "/a/b/c", "/a/:x/c", "/a/b/:y",
+    ]
+
+    static let paths = [
+        "/pins", "/pins/", "/pins/latest", "/pins/abc", "/pins/abc/", "/pins/abc/history", "/pins/abc/other", "/pins/world.geojson",
+        "/files/one/raw", "/files/one/two/raw", "/docs/x/y/z", "/docs", "/files", "/maps/ios-2027/v1/pins", "/maps/ios-2027/v1/pins/abc",
+        "/maps//v1/pins", "/a/b/c", "/a/q/c", "/a/b/q", "/a/q/q", "/PINS", "/pins/%41bc", "/nothing", "/",
+    ]
+
+    /// Each pattern answers its own name at both doors.
+    static func routes() -> PreparedRoutes<BasicRequestContext> {
+        let routes = PreparedRoutes(Router())
+        for pattern in patterns {
+            let named = PreparedResponse(status: .ok, headers: [:], body: ByteBuffer(string: pattern))
+            routes.on(RouterPath(pattern), method: .get, routes: routes) { _, _ in .answer(named) }
+        }
+        return routes
+    }
+
+    @Test func theTableBeforeTheRouterResolvesEveryPathAsTheRouterDoes() async throws {
+        let routes = Self.routes()
+        let table = routes.table()
+        try await Application(router: routes.router).test(.router) { client in
+            var resolved = 0
+            for path in Self.paths {
+                let early = table.answer(PreparedRequest(method: .GET, target: path, headers: [:]))
+                let routed = try await client.execute(uri: path, method: .get)
+                let byRouter = routed.status == .ok ? String(buffer: routed.body) : nil
+                let byTable = early.map { answer -> String? in
+                    guard case .answer(let response) = answer.handling else { return nil }
+                    return response.body.map { String(buffer: $0) }
+                } ?? nil
+                #expect(byTable == byRouter, "\(path): the table resolves \(byTable ?? "nothing"), the router \(byRouter ?? "nothing")")
+                if byRouter != nil { resolved += 1 }
+            }
+            #expect(resolved >= Self.patterns.count, "the paths asked reach every pattern")
+        }
+    }
+}
+
 /// A stream through the router's door: the same opening decides, and its chunks are the response body.
 @Suite struct RoutedStreamTests {
     static func routes() -> PreparedRoutes<BasicRequestContext> {
