@@ -22,7 +22,7 @@ import NIOHTTPTypesHTTP1
 /// would look idle to it. `ConnectionGuard` holds the idle timeout instead, over everything read and written.
 ///
 /// A connection that becomes a stream (`PreparedStream`) is held by its stream alone: the task Hummingbird's
-/// server runs for each connection (5.9 KB of frames while it waits in the router's read loop) ends there.
+/// server runs for each connection, and what it holds while it waits in the router's read loop, ends there.
 /// Every other connection is handed to that loop at its first turn for the router. A stream still ends when
 /// the server asks its connections to wind down, but the server's run no longer waits for it: the stream's
 /// owner waits for its connection to close (`PreparedStream.closeFuture`).
@@ -60,9 +60,9 @@ public struct HTTP1ChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            // A connection keeps the buffer it reads into for as long as it is open: NIO's first is 2 KB,
-            // twice what a request to these services takes (a GET with Parse's headers, a pin's POST). A
-            // read that fills it doubles the next one.
+            // A connection keeps the buffer it reads into for as long as it is open, so it starts at what a
+            // request to these services takes (a GET with Parse's headers, a pin's POST) rather than NIO's
+            // larger default; a read that fills it doubles the next one.
             try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiving)
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(HTTPResponseEncoder())

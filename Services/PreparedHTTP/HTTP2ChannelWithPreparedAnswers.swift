@@ -10,11 +10,9 @@ import NIOHTTPTypesHTTP2
 /// event loop as it opens, with `streamHandlers` after the HTTP/2-to-HTTP codec (the headers every answer
 /// carries, and the door for answers from memory, `PreparedStreamAnswers`).
 ///
-/// Hummingbird's own HTTP/2 channel makes every stream an asynchronous channel and gives it a task of its own
-/// before its first frame is read. For a stream the door answers from memory, that was most of what the
-/// stream cost: the door on HTTP/2 served about half what nginx does from the same bytes. Here a stream
-/// becomes an asynchronous channel, handed to the connection's task for the router, only once its request
-/// has gone past the door (`RouterHandoff`). The connection's life beyond its streams (closed when idle,
+/// A stream the door answers from memory never needs an asynchronous channel or a task: it is answered on the
+/// event loop by the handlers it was set up with. A stream becomes an asynchronous channel, handed to the
+/// connection's task for the router, only once its request has gone past the door (`RouterHandoff`). The connection's life beyond its streams (closed when idle,
 /// wound down when the server stops) is `HTTP2ConnectionLife`'s.
 struct HTTP2ChannelWithPreparedAnswers: Sendable {
     typealias RoutedStream = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>

@@ -28,15 +28,14 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         }
         configuration.options.connectTimeout = .seconds(3)
         configuration.options.maximumConnections = Self.maximumConnections
-        // The pool sets a timer each time a connection falls idle (a keep-alive query after 30 s, closing it
-        // after a minute), which its next lease cancels; and a cancelled `Task.sleep` keeps its task and
-        // dispatch timer until its deadline. At the soak's 650 queries a second that held some 20 MB, and
-        // locations-service's resident memory kept climbing (BENCHMARKS.md, "Soak"). So no keep-alive query
-        // (a connection that PostgreSQL or the load balancer closes is seen closed without one), and an idle
-        // connection closes after 10 s: the first query after a quiet spell pays for a new one (7 ms here),
-        // and the timers held are a sixth of the idle ones before. A minimum of connections kept open would
-        // set no timer at all, but PostgresNIO 1.33's pool stops the process on a precondition when a lease
-        // finds fewer connections than that minimum, as it does while the database is away.
+        // The pool sets a timer each time a connection falls idle, which its next lease cancels, and a
+        // cancelled `Task.sleep` keeps its task and dispatch timer until its deadline: under steady load the
+        // timers pile up with the length of their deadlines (BENCHMARKS.md, "Soak"). So no keep-alive query
+        // (a connection that PostgreSQL or the load balancer closes is seen closed without one), and a short
+        // idle timeout: the first query after a quiet spell pays for a new connection. A minimum of
+        // connections kept open would set no timer at all, but PostgresNIO's pool stops the process on a
+        // precondition when a lease finds fewer connections than that minimum, as it does while the
+        // database is away.
         configuration.options.keepAliveBehavior = nil
         configuration.options.connectionIdleTimeout = .seconds(10)
         var shown = components

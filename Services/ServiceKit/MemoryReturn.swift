@@ -45,8 +45,8 @@ public struct MemoryReturn: Service {
     /// The process's connections, counted by `ConnectionGuard`.
     public static let connections = Connections()
 
-    /// A fall from the peak of at least this many connections is worth a trim (at about 26 KB each,
-    /// 1,000 are some 26 MB).
+    /// A fall from the peak of at least this many connections is worth a trim: what they held is worth the
+    /// walk through the whole heap a trim takes.
     static let worthwhileFall = 1_000
     /// Growth since the last trim that is worth another: this share of what the process held then, or
     /// `leastRegrowth` bytes if that is more.

@@ -8,9 +8,10 @@ import Synchronization
 /// loop: a request forwarded from a client connection's event loop is sent, answered and passed back on
 /// that same loop, without a thread switch on the way.
 ///
-/// A client of its own because this hop is the gateway's hottest path: on the calling event loop,
-/// AsyncHTTPClient cost the gateway about three times the CPU per POST. AsyncHTTPClient still speaks to the
-/// outside services (Udacity, a geocoder), which need TLS and redirects; this hop needs neither.
+/// A client of its own because this hop is the gateway's hottest path and needs none of what a general
+/// client carries (TLS, redirects, cookies, a pool shared across loops), and is sent, answered and passed
+/// back without leaving the loop. AsyncHTTPClient speaks to the outside services (Udacity, Facebook, a
+/// geocoder).
 final class InternalHTTPClient: LocationsHop {
     struct Endpoint: Sendable, Equatable {
         let host: String

@@ -9,9 +9,8 @@ import Tracing
 ///
 /// At most `concurrentStatements` batches are in flight; a post that finds a free slot is written at
 /// once, so a lone post waits for nothing. Two slots: one batch can execute while the other waits for its
-/// WAL flush, and whatever arrives meanwhile queues for the next batch. With four, posts under load went
-/// out in smaller batches (0.32-0.45 committed transactions per post against 0.22-0.25 with two, on 2
-/// cores with 32 clients), and every commit costs PostgreSQL and this service CPU that posts then lack.
+/// WAL flush, and whatever arrives meanwhile queues for the next batch. More slots make smaller batches
+/// under load, and every commit costs PostgreSQL and this service CPU that posts then lack.
 ///
 /// Every post is answered only after its own batch committed, so nothing acknowledged can be lost. A
 /// batch fails as a whole when any one of its posts clashes with the log (a reused idempotency key); its
@@ -99,14 +98,28 @@ final class PostAppender: Service, Sendable {
     /// What is queued, up to a batch, or once there is none, the next post; nil once stopping and empty.
     private func nextBatch() async -> [Waiting]? {
         await withCheckedContinuation { (writer: Writer) in
-            let ready = state.withLock { state -> [Waiting]?? in
-                if !state.queue.isEmpty { return Self.take(&state.queue, upTo: maximumBatch) }
-                if state.stopping { return .some(nil) }
+            let turn = state.withLock { state -> WriterTurn in
+                if !state.queue.isEmpty { return .write(Self.take(&state.queue, upTo: maximumBatch)) }
+                if state.stopping { return .stop }
                 state.idle.append(writer)
-                return .none
+                return .waitForPosts
             }
-            if let ready { writer.resume(returning: ready) }
+            switch turn {
+            case .write(let batch): writer.resume(returning: batch)
+            case .stop: writer.resume(returning: nil)
+            case .waitForPosts: break
+            }
         }
+    }
+
+    /// What a writer that asks for work gets.
+    private enum WriterTurn {
+        /// What is queued, up to a batch.
+        case write([Waiting])
+        /// Nothing queued and the service is stopping: the writer ends.
+        case stop
+        /// Nothing queued: the writer waits among the idle ones for the next post.
+        case waitForPosts
     }
 
     /// No post is taken in from now on; idle writers end, busy ones write what is queued first.
@@ -143,8 +156,8 @@ final class PostAppender: Service, Sendable {
             }
         } catch {
             // The database just failed to take a batch in time, or is gone: the posts that queued behind it
-            // are refused with it rather than given a wait of their own on top of the one they sat through
-            // (two deadlines in a row took a post 4 s, where an outage is to be answered within 2.5 s).
+            // are refused with it rather than given a wait of their own on top of the one they sat through:
+            // two deadlines in a row would answer them later than an outage is to be answered.
             let behind = Database.isOutage(error) ? state.withLock { Self.take(&$0.queue, upTo: $0.queue.count) } : []
             for waiting in batch + behind { waiting.continuation.resume(throwing: error) }
         }
