@@ -132,10 +132,8 @@ import Testing
                 let early = table.answer(PreparedRequest(method: .GET, target: path, headers: [:]))
                 let routed = try await client.execute(uri: path, method: .get)
                 let byRouter = routed.status == .ok ? String(buffer: routed.body) : nil
-                let byTable = early.map { answer -> String? in
-                    guard case .answer(let response) = answer.handling else { return nil }
-                    return response.body.map { String(buffer: $0) }
-                } ?? nil
+                var byTable: String?
+                if let early, case .answer(let response) = early.handling { byTable = response.body.map { String(buffer: $0) } }
                 #expect(byTable == byRouter, "\(path): the table resolves \(byTable ?? "nothing"), the router \(byRouter ?? "nothing")")
                 if byRouter != nil { resolved += 1 }
             }
