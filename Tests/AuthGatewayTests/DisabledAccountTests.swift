@@ -69,46 +69,4 @@ import Testing
             }
         }
     }
-
-    /// The stores behind it, in memory and in PostgreSQL, decide the same.
-    @Test(arguments: GatewayStoresKind.allCases)
-    func disablingEndsEverySessionAndRefusesNewOnesUntilEnabled(_ kind: GatewayStoresKind) async throws {
-        try await Self.withStores(kind) { stores in
-            let ada = try await stores.accounts.createLocal(
-                email: EmailAddress("Ada@example.com"), passwordHash: "unused", firstName: "Ada", lastName: "Lovelace")
-            let (token, _) = try await stores.sessions.create(for: ada, lifetime: .seconds(3600))
-            let key = EmailAddress(" ada@EXAMPLE.com").key
-
-            #expect(try await stores.accounts.disable(emailKey: key, by: "ops", reason: "spam") == .done(ada))
-            #expect(try await stores.sessions.account(tokenHash: token.hash) == nil)
-            #expect(try await stores.sessions.liveSessions(tokenHashes: [token.hash.hexString]).isEmpty)
-            await #expect(throws: SessionStoreError.accountDisabled) { try await stores.sessions.create(for: ada, lifetime: .seconds(3600)) }
-            #expect(try await stores.accounts.disable(emailKey: key, by: "ops", reason: nil) == .already(ada))
-
-            #expect(try await stores.accounts.enable(emailKey: key) == .done(ada))
-            #expect(try await stores.accounts.enable(emailKey: key) == .already(ada))
-            #expect(try await stores.sessions.account(tokenHash: token.hash) == nil, "the sessions it ended stay ended")
-            let (fresh, _) = try await stores.sessions.create(for: ada, lifetime: .seconds(3600))
-            #expect(try await stores.sessions.account(tokenHash: fresh.hash)?.account == ada)
-
-            #expect(try await stores.accounts.disable(emailKey: "nobody@example.com", by: "ops", reason: nil) == .noAccount)
-            let jarrod = Account(key: "3903878747", provider: "udacity", email: "Jarrod@Example.com", firstName: "Jarrod", lastName: "Parkes")
-            try await stores.accounts.upsertExternal(jarrod)
-            #expect(try await stores.accounts.disable(emailKey: EmailAddress("jarrod@example.com").key, by: "ops", reason: nil) == .done(jarrod))
-            await #expect(throws: SessionStoreError.accountDisabled) { try await stores.sessions.create(for: jarrod, lifetime: .seconds(3600)) }
-        }
-    }
-
-    static func withStores(_ kind: GatewayStoresKind, _ body: @escaping @Sendable (GatewayStores) async throws -> Void) async throws {
-        switch kind {
-        case .memory:
-            try await body(.inMemory(clock: SystemClock()))
-        case .postgres:
-            let database = try await TestDatabase.create()
-            try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
-                try await Migrations.migrator(client, logger: TestDatabase.logger).migrate()
-                try await body(.postgres(Database(client: client, logger: TestDatabase.logger), clock: SystemClock()))
-            }
-        }
-    }
 }

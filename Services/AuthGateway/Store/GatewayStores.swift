@@ -16,11 +16,19 @@ struct GatewayStores: Sendable {
             writeAllowances: PostgresWriteAllowanceStore(database: database), signIns: PostgresSignInStore(database: database))
     }
 
-    /// Sessions expire, and failures age out, by `clock`.
+    /// Sessions expire by `clock`. An erased account is forgotten by every store, as `auth.erase_account`
+    /// deletes it from every table.
     static func inMemory(clock: any WallClock) -> GatewayStores {
-        let accounts = MemoryAccountStore()
+        let loginFailures = MemoryLoginFailureStore()
+        let writeAllowances = MemoryWriteAllowanceStore()
+        let signIns = MemorySignInStore()
+        let accounts = MemoryAccountStore { key, account in
+            if let account { loginFailures.forget(subject: LoginThrottle.accountSubject(EmailAddress(account.email))) }
+            writeAllowances.forget(subject: WriteLimit.accountSubject(key))
+            signIns.forgetHandoffs(accountKey: key)
+        }
         return GatewayStores(
-            accounts: accounts, sessions: MemorySessionStore(accounts: accounts, clock: clock), loginFailures: MemoryLoginFailureStore(),
-            writeAllowances: MemoryWriteAllowanceStore(), signIns: MemorySignInStore())
+            accounts: accounts, sessions: MemorySessionStore(accounts: accounts, clock: clock), loginFailures: loginFailures,
+            writeAllowances: writeAllowances, signIns: signIns)
     }
 }

@@ -11,12 +11,25 @@ final class MemoryAccountStore: AccountStore {
         var localKeys: [String: String] = [:]
         /// Disabled accounts' keys, with who disabled them and why.
         var disabled: [String: (by: String, reason: String?)] = [:]
-        /// How many times each account was disabled: a session opened before the last time has ended.
+        /// How many times each account's sessions were all ended (by a disabling, or an erasure begun): a
+        /// session opened before the last time has ended.
         var disablings: [String: Int] = [:]
-        /// Accounts whose erasure began and has not finished.
-        var erasing: Set<String> = []
+        /// Accounts whose erasure began and has not finished, in the order they began.
+        var erasing: [String] = []
         /// OpenID Connect (and Facebook) accounts' keys, by issuer and subject.
         var identities: [ExternalIdentityKey: String] = [:]
+        /// When each account was added, as a count: of several accounts an operator names by one address,
+        /// the first added is the one switched, as the table's `created_at` orders them.
+        var added: [String: Int] = [:]
+        var additions = 0
+
+        mutating func add(_ account: Account) {
+            accounts[account.key] = account
+            if added[account.key] == nil {
+                additions += 1
+                added[account.key] = additions
+            }
+        }
     }
 
     private struct ExternalIdentityKey: Hashable {
@@ -25,8 +38,13 @@ final class MemoryAccountStore: AccountStore {
     }
 
     private let state = Mutex(State())
+    /// Forgets what the other stores keep of an erased account (its key, and the account while there was
+    /// one), as `auth.erase_account` deletes it from their tables in the same transaction.
+    private let forgetElsewhere: @Sendable (_ key: String, _ account: Account?) -> Void
 
-    init() {}
+    init(forgetElsewhere: @escaping @Sendable (_ key: String, _ account: Account?) -> Void = { _, _ in }) {
+        self.forgetElsewhere = forgetElsewhere
+    }
 
     func createLocal(email: EmailAddress, passwordHash: String, firstName: String, lastName: String) async throws -> Account {
         try state.withLock { state in
@@ -34,7 +52,7 @@ final class MemoryAccountStore: AccountStore {
             var key = Account.newKey()
             while state.accounts[key] != nil { key = Account.newKey() }
             let account = Account(key: key, provider: "local", email: email.text, firstName: firstName, lastName: lastName)
-            state.accounts[key] = account
+            state.add(account)
             state.passwordHashes[key] = passwordHash
             state.localKeys[email.key] = key
             return account
@@ -49,7 +67,7 @@ final class MemoryAccountStore: AccountStore {
             state.identities[id] = key
             let account = Account(
                 key: key, provider: identity.provider, email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
-            state.accounts[key] = account
+            state.add(account)
             return account
         }
     }
@@ -68,32 +86,50 @@ final class MemoryAccountStore: AccountStore {
     /// An account as it is now; what a session's lookup joins.
     subscript(key: String) -> Account? { state.withLock { $0.accounts[key] } }
 
-    /// Which of the account's sessions may be live: those opened since it was last disabled, counted as
-    /// `disablings`; nil while it is disabled, when none may be, nor any opened.
+    /// Which of the account's sessions may be live: those opened since its sessions were last all ended,
+    /// counted as `disablings`; nil while it is disabled, being erased or gone, when none may be, nor any opened.
     func sessionGeneration(key: String) -> Int? {
-        state.withLock { $0.disabled[key] == nil && !$0.erasing.contains(key) ? $0.disablings[key, default: 0] : nil }
+        state.withLock { state in
+            guard state.accounts[key] != nil, state.disabled[key] == nil, !state.erasing.contains(key) else { return nil }
+            return state.disablings[key, default: 0]
+        }
     }
 
+    /// Whether a session the account opened at `generation` has been ended with all its others since (or the
+    /// account is gone), as a disabling or an erasure revokes every session in the table.
+    func sessionsEnded(key: String, since generation: Int) -> Bool {
+        state.withLock { $0.accounts[key] == nil || $0.disablings[key, default: 0] != generation }
+    }
+
+    /// As `PostgresAccountStore.beginErasure`: recorded once, the account disabled (unless it was already, by
+    /// an operator whose name and reason stay), and its sessions ended each time.
     func beginErasure(key: String) async throws {
         state.withLock { state in
-            guard state.erasing.insert(key).inserted else { return }
+            if !state.erasing.contains(key) { state.erasing.append(key) }
+            guard state.accounts[key] != nil else { return }
+            if state.disabled[key] == nil { state.disabled[key] = ("erasure", "the student asked to be erased") }
             state.disablings[key, default: 0] += 1
         }
     }
 
+    /// The count of disablings stays: a session of the erased account stays ended whatever its key becomes.
     func finishErasure(key: String) async throws {
-        state.withLock { state in
-            if let account = state.accounts.removeValue(forKey: key), account.provider == "local" {
+        let erased = state.withLock { state in
+            let account = state.accounts.removeValue(forKey: key)
+            if let account, account.provider == "local" {
                 state.localKeys[EmailAddress(account.email).key] = nil
             }
             state.passwordHashes[key] = nil
             state.identities = state.identities.filter { $0.value != key }
             state.disabled[key] = nil
-            state.erasing.remove(key)
+            state.added[key] = nil
+            state.erasing.removeAll { $0 == key }
+            return account
         }
+        forgetElsewhere(key, erased)
     }
 
-    func pendingErasures() async throws -> [String] { state.withLock { $0.erasing.sorted() } }
+    func pendingErasures() async throws -> [String] { state.withLock { $0.erasing } }
 
     func disable(emailKey: String, by operatorName: String, reason: String?) async throws -> AccountSwitch {
         state.withLock { state in
@@ -113,17 +149,18 @@ final class MemoryAccountStore: AccountStore {
         }
     }
 
-    /// The local account with this address's key, else the first an identity provider named with it.
+    /// The local account with this address's key, else the first added of those an identity provider named with it.
     private static func key(of emailKey: String, in state: State) -> String? {
         state.localKeys[emailKey]
-            ?? state.accounts.values.filter { $0.provider != "local" && EmailAddress($0.email).key == emailKey }.map(\.key).min()
+            ?? state.accounts.values.filter { $0.provider != "local" && EmailAddress($0.email).key == emailKey }
+            .min { state.added[$0.key, default: 0] < state.added[$1.key, default: 0] }?.key
     }
 
     /// Nothing is announced: with no other replica and no session listener, no cache holds the account.
     func upsertExternal(_ account: Account) async throws {
         state.withLock { state in
             guard var stored = state.accounts[account.key] else {
-                state.accounts[account.key] = account
+                state.add(account)
                 return
             }
             stored.email = account.email

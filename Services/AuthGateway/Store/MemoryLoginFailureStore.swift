@@ -51,4 +51,9 @@ final class MemoryLoginFailureStore: LoginFailureStore {
             }
         }
     }
+
+    /// Every failure of the subject gone: an erased account's.
+    func forget(subject: String) {
+        failures.withLock { $0[subject] = nil }
+    }
 }

@@ -46,10 +46,14 @@ final class MemorySessionStore: SessionStore {
         return found
     }
 
+    /// A session its account's disabling or erasure ended counts as revoked already, as it is in the table.
     @discardableResult
     func revoke(tokenHash: [UInt8]) async throws -> Bool {
-        sessions.withLock { sessions in
-            let hash = tokenHash.hexString
+        let hash = tokenHash.hexString
+        guard let session = sessions.withLock({ $0[hash] }), !session.revoked,
+            !accounts.sessionsEnded(key: session.accountKey, since: session.generation)
+        else { return false }
+        return sessions.withLock { sessions in
             guard sessions[hash]?.revoked == false else { return false }
             sessions[hash]?.revoked = true
             return true

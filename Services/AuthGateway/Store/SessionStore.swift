@@ -14,7 +14,8 @@ protocol SessionStore: Sendable {
     func account(tokenHash: [UInt8]) async throws -> (account: Account, expiresAt: Timestamp)?
     /// Of the sessions with these token hashes (hex SHA-256), the live ones and their accounts as they are now.
     func liveSessions(tokenHashes: [String]) async throws -> [String: (account: Account, expiresAt: Timestamp)]
-    /// Ends a session (by the SHA-256 of its token) now. Returns false when there was no live session with this token.
+    /// Ends a session (by the SHA-256 of its token) now. Returns false when none was left to end: there is no
+    /// session with this token, or it was revoked already (as its account's disabling or erasure revokes them all).
     @discardableResult
     func revoke(tokenHash: [UInt8]) async throws -> Bool
 }

@@ -118,4 +118,9 @@ final class MemorySignInStore: SignInStore {
     func takeHandoff(codeHash: [UInt8], at now: Timestamp) async throws -> PendingHandoff? {
         state.withLock { $0.handoffs.removeValue(forKey: codeHash) }.flatMap { now < $0.expiresAt ? $0.handoff : nil }
     }
+
+    /// The account's handoffs gone, as its row's deletion cascades to them: an erased account's.
+    func forgetHandoffs(accountKey: String) {
+        state.withLock { state in state.handoffs = state.handoffs.filter { $0.value.handoff.accountKey != accountKey } }
+    }
 }

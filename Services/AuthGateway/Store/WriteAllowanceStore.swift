@@ -13,7 +13,8 @@ enum WriteDecision: Sendable, Equatable {
 
 /// How many writes each subject (an account, a client address) may make, as a token bucket: its policy's
 /// `burst` at once, then one per `interval`. `PostgresWriteAllowanceStore` is the gateway's, shared by every replica;
-/// `MemoryWriteAllowanceStore` holds the same in memory, for router-level tests of what is decided above it.
+/// `MemoryWriteAllowanceStore` holds the same in memory: for router-level tests of what is decided above it, and
+/// for a replica that does not hear its database.
 protocol WriteAllowanceStore: Sendable {
     /// The decision on one write, when it can be made without waiting for anything (a write this replica has
     /// counted already, or a count held in memory); nil when `take` has to ask.
@@ -180,7 +181,9 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
 
 struct PostgresWriteAllowanceMissing: Error {}
 
-/// The write allowances in memory, for one process, decided as `auth.take_writes` decides them.
+/// The write allowances in memory, for one process, decided as `auth.take_writes` decides them. It is part
+/// of the gateway, not only of its tests: `PostgresWriteAllowanceStore` counts in one of these while its
+/// replica does not hear the database, so students keep writing through an outage, still at the limit.
 final class MemoryWriteAllowanceStore: WriteAllowanceStore {
     /// When each subject may next write with its whole burst used, in milliseconds since 1970.
     private let nextAt = Mutex([String: Int64]())
@@ -217,5 +220,10 @@ final class MemoryWriteAllowanceStore: WriteAllowanceStore {
         nextAt.withLock { nextAt in
             for subject in subjects { nextAt[subject.name]? -= subject.policy.intervalMilliseconds }
         }
+    }
+
+    /// The subject's count gone, its whole burst back: an erased account's.
+    func forget(subject: String) {
+        nextAt.withLock { $0[subject] = nil }
     }
 }

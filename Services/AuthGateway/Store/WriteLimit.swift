@@ -39,8 +39,12 @@ struct WriteLimit: Sendable {
 
     /// The subjects a write counts against: its account, and its client's address when known.
     func subjects(account: String, address: String?) -> [Subject] {
-        [Subject(name: "account:" + account, policy: policy)] + (address.map { [Subject(name: "address:" + $0, policy: policy.perAddress)] } ?? [])
+        [Subject(name: Self.accountSubject(account), policy: policy)]
+            + (address.map { [Subject(name: "address:" + $0, policy: policy.perAddress)] } ?? [])
     }
+
+    /// The name an account's writes are counted under (`auth.erase_account` deletes it by this name too).
+    static func accountSubject(_ accountKey: String) -> String { "account:" + accountKey }
 
     /// The decision on the write when it can be made without waiting (see `WriteAllowanceStore.decideAtOnce`).
     func decideAtOnce(_ subjects: [Subject]) -> WriteDecision? {

@@ -61,6 +61,24 @@ enum GatewayStoresKind: String, CaseIterable, Sendable {
     case memory, postgres
 }
 
+/// The gateway's stores alone, as `GatewayStores` makes them: in memory, or on a fresh database with its
+/// migrations run. Sessions expire by `clock`. A body whose every `try` is inside `#expect` says `async throws`
+/// itself: a closure's effects are inferred from its body before the macro is expanded.
+func withGatewayStores(
+    _ kind: GatewayStoresKind, clock: any WallClock = SystemClock(), _ body: @escaping @Sendable (GatewayStores) async throws -> Void
+) async throws {
+    switch kind {
+    case .memory:
+        try await body(.inMemory(clock: clock))
+    case .postgres:
+        let database = try await TestDatabase.create()
+        try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
+            try await Migrations.migrator(client, logger: TestDatabase.logger).migrate()
+            try await body(.postgres(Database(client: client, logger: TestDatabase.logger), clock: clock))
+        }
+    }
+}
+
 /// The gateway's router alone, without a server, with locations-service's router over pins in memory
 /// behind its hop: every route as the gateway answers it. Accounts, sessions and login failures are in
 /// memory (`GatewayParts.inMemory`; each request comes from `peer`, as from a socket's) or, `over: .postgres`,
