@@ -67,7 +67,8 @@ struct EventStore: Sendable {
         }
     }
 
-    /// `LocationUpdated` at `expectedVersion + 1`; fails with `.versionConflict` if someone else got there first.
+    /// `LocationUpdated` at `expectedVersion + 1`; fails with `.versionConflict` unless the stream is at `expectedVersion`
+    /// (someone else got there first, or it never got there).
     @discardableResult
     func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         try await appendPin(location, as: .updated, expectedVersion: expectedVersion, metadata: metadata)
@@ -111,15 +112,17 @@ struct EventStore: Sendable {
                 WITH appended AS (
                     INSERT INTO locations.events
                         (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                    VALUES (\(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
-                            \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
+                    SELECT \(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
+                           \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL
+                    WHERE EXISTS (SELECT FROM locations.events WHERE stream_name = \(stream) AND stream_version = \(expectedVersion))
                     RETURNING transaction_id, position
                 ), projected AS (
                     INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
                                                 latitude, longitude, created_at, updated_at, version)
-                    VALUES (\(location.objectId.rawValue), \(location.uniqueKey), \(location.firstName), \(location.lastName),
-                            \(location.mapString), \(location.mediaURL), \(location.latitude), \(location.longitude),
-                            \(location.createdAt.iso8601)::timestamptz, \(location.updatedAt.iso8601)::timestamptz, \(version))
+                    SELECT \(location.objectId.rawValue), \(location.uniqueKey), \(location.firstName), \(location.lastName),
+                           \(location.mapString), \(location.mediaURL), \(location.latitude), \(location.longitude),
+                           \(location.createdAt.iso8601)::timestamptz, \(location.updatedAt.iso8601)::timestamptz, \(version)
+                    FROM appended
                     ON CONFLICT (object_id) DO UPDATE
                     SET unique_key = EXCLUDED.unique_key, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
                         map_string = EXCLUDED.map_string, media_url = EXCLUDED.media_url,
@@ -146,11 +149,12 @@ struct EventStore: Sendable {
                 WITH appended AS (
                     INSERT INTO locations.events
                         (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
-                    VALUES (\(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
-                            \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL)
+                    SELECT \(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
+                           \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL
+                    WHERE EXISTS (SELECT FROM locations.events WHERE stream_name = \(stream) AND stream_version = \(expectedVersion))
                     RETURNING transaction_id, position
                 ), projected AS (
-                    DELETE FROM locations.pins WHERE object_id = \(objectId.rawValue)
+                    DELETE FROM locations.pins WHERE object_id = \(objectId.rawValue) AND EXISTS (SELECT FROM appended)
                 ), announced AS (
                     SELECT pg_notify(\(ChangeNotifier.channel), '') WHERE \(Self.announces(type))
                 )
@@ -158,8 +162,10 @@ struct EventStore: Sendable {
                 """))
     }
 
+    /// An append at `expectedVersion + 1` that inserts only when the stream holds `expectedVersion`: the unique
+    /// (stream, version) refuses a stale version, this an unreached one, which would leave a gap.
     private func append(_ query: PostgresQuery) async throws -> LogPosition {
-        guard let row = try await appendRows(query).first else { throw PostgresAppendMissing() }
+        guard let row = try await appendRows(query).first else { throw AppendError.versionConflict }
         let (transaction, position) = try row.decode((Int64, Int64).self)
         return LogPosition(transactionId: transaction, position: position)
     }

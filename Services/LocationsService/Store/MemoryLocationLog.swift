@@ -4,7 +4,9 @@ import Synchronization
 
 /// The log and its read model in memory, for one process: each append is its own transaction, so every
 /// event is readable by followers at once. Filters compare as PostgreSQL compares the columns (numbers as
-/// numbers, times as instants); text sorts by Unicode scalars, as the test cluster's C collation does.
+/// numbers, times as instants); text compares by Unicode scalars, as the test cluster's C collation does, so
+/// two spellings of one character (a composed "é", an "e" and a combining accent) are different text.
+/// `LocationLogContractTests` holds it to what `PostgresLocationLog` answers.
 final class MemoryLocationLog: LocationLog {
     private struct State {
         var events: [RecordedEvent] = []
@@ -15,6 +17,8 @@ final class MemoryLocationLog: LocationLog {
         var lastPosition: Int64 = 0
         /// The pins whose stream ends with a hide, as `locations.hidden_pins` keeps them.
         var hidden: Set<ObjectID> = []
+        /// Each stream's last version: an id names one stream for good, even once its pin is deleted.
+        var versions: [ObjectID: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -30,17 +34,18 @@ final class MemoryLocationLog: LocationLog {
 
     func appendPosted(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
         try state.withLock { state in
-            if let key = metadata.idempotencyKey {
-                guard state.posted[metadata.actor.key]?[key] == nil else { throw EventStore.AppendError.duplicateIdempotencyKey }
-                state.posted[metadata.actor.key, default: [:]][key] = (location, metadata.requestHash)
+            // Both refusals before anything is kept: a refused post takes nothing, not even its key.
+            if let key = metadata.idempotencyKey, state.posted[metadata.actor.key]?[key] != nil {
+                throw EventStore.AppendError.duplicateIdempotencyKey
             }
-            guard state.pins[location.objectId] == nil else { throw EventStore.AppendError.versionConflict }
+            guard state.versions[location.objectId] == nil else { throw EventStore.AppendError.versionConflict }
+            if let key = metadata.idempotencyKey { state.posted[metadata.actor.key, default: [:]][key] = (location, metadata.requestHash) }
             state.pins[location.objectId] = ReadModel.Pin(location: location, version: 1)
             let position = Self.record(&state, .posted, version: 1, change: .upserted(location))
-            let excess = state.pins.values.filter { $0.location.uniqueKey == location.uniqueKey }
-                .sorted { ($0.location.createdAt, $0.location.objectId.rawValue) > ($1.location.createdAt, $1.location.objectId.rawValue) }
-                .dropFirst(pinsPerStudent)
-            for pin in excess {
+            // Oldest first, in the order `keep_pins_per_student` appends their deletions.
+            let held = state.pins.values.filter { $0.location.uniqueKey == location.uniqueKey }
+                .sorted { ($0.location.createdAt, $0.location.objectId.rawValue) < ($1.location.createdAt, $1.location.objectId.rawValue) }
+            for pin in held.dropLast(pinsPerStudent) {
                 state.pins[pin.location.objectId] = nil
                 let deletion = LocationDeleted(objectId: pin.location.objectId, uniqueKey: pin.location.uniqueKey, deletedAt: location.createdAt)
                 _ = Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion))
@@ -75,8 +80,7 @@ final class MemoryLocationLog: LocationLog {
 
     func appendUnhidden(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         try state.withLock { state in
-            let last = state.events.last { $0.change.objectId == location.objectId }
-            guard state.pins[location.objectId] == nil, last?.streamVersion == expectedVersion else {
+            guard state.pins[location.objectId] == nil, state.versions[location.objectId] == expectedVersion else {
                 throw EventStore.AppendError.versionConflict
             }
             state.pins[location.objectId] = ReadModel.Pin(location: location, version: expectedVersion + 1)
@@ -112,6 +116,7 @@ final class MemoryLocationLog: LocationLog {
         state.lastPosition += 1
         let position = LogPosition(transactionId: state.lastPosition, position: state.lastPosition)
         state.events.append(RecordedEvent(position: position, type: type, streamVersion: version, change: change, recordedAt: .now()))
+        state.versions[change.objectId] = version
         if type == .hidden { state.hidden.insert(change.objectId) } else { state.hidden.remove(change.objectId) }
         return position
     }
@@ -174,9 +179,19 @@ final class MemoryLocationLog: LocationLog {
         /// Whether a filter's text names this value, read as the column's type reads it.
         func equals(_ text: String) -> Bool {
             switch self {
-            case .text(let value): value == text
+            case .text(let value): value.unicodeScalars.elementsEqual(text.unicodeScalars)
             case .number(let value): Double(text) == value
             case .instant(let value): Timestamp(iso8601: text) == value
+            }
+        }
+
+        /// Text by its scalars: Swift's `==` takes canonically equivalent strings as equal, PostgreSQL does not.
+        static func == (lhs: Value, rhs: Value) -> Bool {
+            switch (lhs, rhs) {
+            case (.text(let a), .text(let b)): a.unicodeScalars.elementsEqual(b.unicodeScalars)
+            case (.number(let a), .number(let b)): a == b
+            case (.instant(let a), .instant(let b)): a == b
+            default: false
             }
         }
 

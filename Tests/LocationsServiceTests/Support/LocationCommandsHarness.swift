@@ -13,14 +13,18 @@ enum LocationCommandsHarness {
 
     /// The service's commands on `client`, its group commit running while `body` does.
     static func withCommands<T: Sendable>(_ client: PostgresClient, _ body: (LocationCommands) async throws -> T) async throws -> T {
+        try await withLog(client) { log in try await body(LocationCommands(log: log, didAppend: {})) }
+    }
+
+    /// The service's log on `client`, its group commit running while `body` does.
+    static func withLog<T: Sendable>(_ client: PostgresClient, _ body: (PostgresLocationLog) async throws -> T) async throws -> T {
         let database = Database(client: client, logger: TestDatabase.logger, timeout: .seconds(30))
         let events = EventStore(database: database)
         let posts = PostAppender(events: events)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await posts.run() }
             defer { group.cancelAll() }
-            let log = PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database))
-            return try await body(LocationCommands(log: log, didAppend: {}))
+            return try await body(PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database)))
         }
     }
 
