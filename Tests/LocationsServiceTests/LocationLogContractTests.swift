@@ -68,6 +68,17 @@ enum VersionedAppend: String, CaseIterable, Sendable {
         LocationDeleted(objectId: location.objectId, uniqueKey: location.uniqueKey, deletedAt: time(seconds))
     }
 
+    /// A pin's life up to its unhide: posted at 1 s, moved at 2 s, hidden at 3 s, unhidden (versions 1 to 4).
+    static func postMoveHideAndUnhide(on log: any LocationLog) async throws -> (posted: StudentLocation, moved: StudentLocation) {
+        let posted = pin(1, at: 1)
+        let moved = Self.moved(posted, to: "Abuja, Nigeria", at: 2)
+        _ = try await log.appendPosted(posted, metadata: by(jarrod))
+        _ = try await log.appendUpdated(moved, expectedVersion: 1, metadata: by(jarrod))
+        _ = try await log.appendHidden(hiding(moved, at: 3), expectedVersion: 2, metadata: by(moderator))
+        _ = try await log.appendUnhidden(moved, expectedVersion: 3, metadata: by(moderator))
+        return (posted, moved)
+    }
+
     static func hiding(_ location: StudentLocation, at seconds: Int64) -> LocationHidden {
         LocationHidden(objectId: location.objectId, uniqueKey: location.uniqueKey, reason: "spam", hiddenAt: time(seconds))
     }
@@ -288,12 +299,7 @@ enum VersionedAppend: String, CaseIterable, Sendable {
     @Test(arguments: LocationLogKind.allCases)
     func anUnhideBringsThePinBackAsItWasAtTheNextVersion(_ kind: LocationLogKind) async throws {
         try await Self.withLog(kind) { log in
-            let posted = Self.pin(1, at: 1)
-            let moved = Self.moved(posted, to: "Abuja, Nigeria", at: 2)
-            _ = try await log.appendPosted(posted, metadata: Self.by(Self.jarrod))
-            _ = try await log.appendUpdated(moved, expectedVersion: 1, metadata: Self.by(Self.jarrod))
-            _ = try await log.appendHidden(Self.hiding(moved, at: 3), expectedVersion: 2, metadata: Self.by(Self.moderator))
-            _ = try await log.appendUnhidden(moved, expectedVersion: 3, metadata: Self.by(Self.moderator))
+            let (posted, moved) = try await Self.postMoveHideAndUnhide(on: log)
 
             #expect(try await log.pin(posted.objectId) == ReadModel.Pin(location: moved, version: 4))
             #expect(try await log.pins(PinQuery()) == [moved])
@@ -574,12 +580,7 @@ enum VersionedAppend: String, CaseIterable, Sendable {
     @Test(arguments: LocationLogKind.allCases)
     func anUnhiddenPinIsBackAtEveryMomentItWasOnTheMap(_ kind: LocationLogKind) async throws {
         try await Self.withLog(kind) { log in
-            let posted = Self.pin(1, at: 1)
-            let moved = Self.moved(posted, to: "Abuja, Nigeria", at: 2)
-            _ = try await log.appendPosted(posted, metadata: Self.by(Self.jarrod))
-            _ = try await log.appendUpdated(moved, expectedVersion: 1, metadata: Self.by(Self.jarrod))
-            _ = try await log.appendHidden(Self.hiding(moved, at: 3), expectedVersion: 2, metadata: Self.by(Self.moderator))
-            _ = try await log.appendUnhidden(moved, expectedVersion: 3, metadata: Self.by(Self.moderator))
+            let (posted, moved) = try await Self.postMoveHideAndUnhide(on: log)
             let unhidden = try #require(try await log.stream(posted.objectId).last).moment
 
             #expect(try await Self.map(log, at: Self.time(1)) == [posted])
