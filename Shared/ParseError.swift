@@ -11,6 +11,7 @@ public struct ParseError: Error, Hashable, Sendable, Codable {
         case invalidJSON = 107
         case incorrectType = 111
         case operationForbidden = 119
+        case duplicateValue = 137
         case validationFailed = 142
         case requestLimitExceeded = 155
         case invalidSessionToken = 209

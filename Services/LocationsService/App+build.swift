@@ -17,7 +17,9 @@ func buildApplication(
     configuredLogger.logLevel = configuration.logLevel
     let logger = configuredLogger
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
-    let parts = ServiceParts(client: client, registry: registry, logger: logger)
+    let parts = ServiceParts(
+        client: client, registry: registry, logger: logger, mapCacheSize: configuration.mapCacheSize,
+        pinsPerStudent: configuration.pinsPerStudent)
     let token = InternalToken(configuration.internalToken)
     let counters = RequestCounters(registry: registry)
     let routes = buildRouter(parts, token: token, counters: counters, registry: registry)
@@ -58,11 +60,19 @@ func buildRouter(
     HealthController(database: parts.database, registry: registry, token: token).addRoutes(to: router)
     let locations = routes.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
     ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: locations)
-    let controller = LocationsController<BasicRequestContext>(commands: parts.commands, cache: parts.cache, token: token)
+    let controller = LocationsController<BasicRequestContext>(
+        commands: parts.commands, cache: parts.cache, token: token, maps: parts.maps, mapLists: parts.mapLists)
     controller.addRoutes(to: locations, routes: routes)
     let v1 = routes.group("v1").add(middleware: InternalTokenMiddleware(token: token))
     controller.addFeed(to: v1)
     controller.addErasure(to: v1)
+    MapsController(maps: parts.maps).addRoutes(to: v1.group("maps"))
+    // Each class map's pins, under the map's own path (`/maps/{slug}/v1/...`), on the same routes.
+    let map = routes.group("maps/:slug/v1").add(middleware: InternalTokenMiddleware(token: token))
+    controller.addFeed(to: map)
+    let mapLocations = map.group("StudentLocation")
+    ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: mapLocations)
+    controller.addMapRoutes(to: mapLocations)
     return routes
 }
 
@@ -77,16 +87,25 @@ struct ServiceParts {
     /// The group commit of new pins (idle over a log of another kind).
     let posts: PostAppender
     let commands: LocationCommands
+    /// Class maps: who may do what on each, their lives as events, and their newest pins kept ready.
+    let maps: MapCommands
+    let mapLists: MapListCaches
 
     init(
         client: PostgresClient, registry: PrometheusCollectorRegistry, logger: Logger, log: (any LocationLog)? = nil,
-        clock: any WallClock = SystemClock()
+        clock: any WallClock = SystemClock(), mapCacheSize: Int = ServiceConfiguration.defaultMapCacheSize,
+        pinsPerStudent: Int = PinCap.defaultPinsPerStudent
     ) {
         let database = Database(client: client, logger: logger)
         let events = EventStore(database: database)
         let posts = PostAppender(events: events)
         let log = log ?? PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database))
         let cache = LatestLocationsCache { try await log.pins(.latest) }
+        let mapLists = MapListCaches(capacity: mapCacheSize) { map in
+            var latest = PinQuery.latest
+            latest.map = map
+            return try await log.pins(latest)
+        }
         let watch = LogWatch()
         let listening = registry.makeGauge(
             descriptor: MetricNameDescriptor(
@@ -96,10 +115,12 @@ struct ServiceParts {
             client: client, logger: logger,
             onChange: {
                 cache.invalidate()
+                mapLists.invalidate()
                 watch.notify()
             },
             onConnectionChange: { connected in
                 cache.setCoherent(connected)
+                mapLists.setCoherent(connected)
                 listening.set(connected ? 1.0 : 0.0)
             })
         let appended = registry.makeCounter(
@@ -111,14 +132,17 @@ struct ServiceParts {
         self.watch = watch
         self.notifier = notifier
         self.posts = posts
-        self.commands = LocationCommands(
-            log: log,
-            didAppend: {
-                cache.invalidate()
-                watch.notify()
-                notifier.announce()
-                appended.increment()
-            }, clock: clock)
+        let didAppend: @Sendable () -> Void = {
+            cache.invalidate()
+            mapLists.invalidate()
+            watch.notify()
+            notifier.announce()
+            appended.increment()
+        }
+        self.commands = LocationCommands(log: log, didAppend: didAppend, clock: clock)
+        self.mapLists = mapLists
+        self.maps = MapCommands(
+            store: MapStore(database: database), didAppend: didAppend, clock: clock, defaultPinsPerStudent: pinsPerStudent)
     }
 }
 
@@ -134,6 +158,7 @@ extension ServiceParts {
         let parts = ServiceParts(client: nowhere, registry: registry, logger: logger, log: log, clock: clock)
         // No other replica writes to these pins, so the cache needs no change listener to be trusted.
         parts.cache.setCoherent(true)
+        parts.mapLists.setCoherent(true)
         return parts
     }
 }

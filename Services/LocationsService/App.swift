@@ -105,7 +105,7 @@ struct Replay: AsyncParsableCommand {
         }
         let rate = summary.seconds > 0 ? Int(Double(summary.events) / summary.seconds) : 0
         print(
-            "replay: read \(summary.events) events (+\(summary.caughtUp) caught up) in \(String(format: "%.2f", summary.seconds)) s, \(rate) events/s; \(summary.pins) pins in the read model"
+            "replay: read \(summary.events) events (+\(summary.caughtUp) caught up) in \(String(format: "%.2f", summary.seconds)) s, \(rate) events/s; \(summary.pins) pins in the read model; \(summary.mapEvents) events of maps"
         )
         if verify {
             if summary.differenceCount == 0 {
@@ -190,7 +190,8 @@ private func moderate<T: Sendable>(
             let log = PostgresLocationLog(events: events, posts: PostAppender(events: events), readModel: ReadModel(database: events.database))
             let commands = LocationCommands(log: log, didAppend: {})
             let actor = Actor(key: OperatorTask.actorKey(name), firstName: name, lastName: "")
-            return try await body(commands, LocationCommands.Context(actor: actor, userAgent: "locations-service moderate"))
+            // The operator moderates every map's pins.
+            return try await body(commands, LocationCommands.Context(actor: actor, userAgent: "locations-service moderate", map: nil))
         }
     } catch let refusal as ModerationError {
         OperatorTask.refuse("locations-service", refusal.description)

@@ -13,8 +13,12 @@ struct ServiceConfiguration: Sendable {
     /// Pins one student may have on the map at once (`PINS_PER_STUDENT`): a post past it takes the
     /// student's oldest pin off the map, so the latest 100 can never be one person's.
     var pinsPerStudent = PinCap.defaultPinsPerStudent
+    /// Class maps whose newest pins are kept ready in memory at once (`MAP_CACHE_SIZE`), the least recently
+    /// read dropped first.
+    var mapCacheSize = defaultMapCacheSize
 
     static let defaultPort = 8081
+    static let defaultMapCacheSize = 1000
 
     init(
         database: DatabaseURL, host: String = "127.0.0.1", port: Int = defaultPort, internalToken: String,
@@ -28,7 +32,7 @@ struct ServiceConfiguration: Sendable {
     }
 
     /// Reads `DATABASE_URL`, `PORT`, `INTERNAL_TOKEN`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES` and
-    /// `PINS_PER_STUDENT`; the listening address is a command-line option.
+    /// `PINS_PER_STUDENT` and `MAP_CACHE_SIZE`; the listening address is a command-line option.
     static func fromEnvironment(_ environment: [String: String], needsToken: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
         let reader = EnvironmentReader(environment)
         var configuration = ServiceConfiguration(
@@ -37,6 +41,7 @@ struct ServiceConfiguration: Sendable {
             logLevel: try reader.logLevel())
         configuration.limits = try reader.connectionLimits()
         configuration.pinsPerStudent = try reader.positiveInteger("PINS_PER_STUDENT", default: PinCap.defaultPinsPerStudent)
+        configuration.mapCacheSize = try reader.positiveInteger("MAP_CACHE_SIZE", default: defaultMapCacheSize)
         return configuration
     }
 }

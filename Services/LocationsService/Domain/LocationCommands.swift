@@ -19,11 +19,21 @@ struct LocationCommands: Sendable {
         var userAgent: String?
         var idempotencyKey: String?
         var requestHash: String?
+        /// The map the request is on (`''`: the default map): a pin of another is not there for it. Nil: any
+        /// map (an operator's moderation).
+        var map: String? = ""
 
         var metadata: EventMetadata {
             EventMetadata(
                 actor: actor, requestId: requestId, idempotencyKey: idempotencyKey, userAgent: userAgent,
-                requestHash: requestHash)
+                requestHash: requestHash, map: map ?? "")
+        }
+
+        /// The metadata of an event of `pin`, on its map.
+        func metadata(for pin: ReadModel.Pin) -> EventMetadata {
+            var metadata = self.metadata
+            metadata.map = pin.map
+            return metadata
         }
     }
 
@@ -79,7 +89,7 @@ struct LocationCommands: Sendable {
     func update(_ objectId: ObjectID, with input: LocationInput, ifMatch: ETagCondition?, context: Context) async throws -> PutLocationAnswer {
         // Without If-Match the last writer wins: a lost race re-reads and tries again.
         for _ in 0..<5 {
-            let pin = try await ownedPin(objectId, actor: context.actor, ifMatch: ifMatch)
+            let pin = try await ownedPin(objectId, context: context, ifMatch: ifMatch)
             var location = pin.location
             location.firstName = try Validation.name(context.actor.firstName, field: "firstName")
             location.lastName = try Validation.name(context.actor.lastName, field: "lastName")
@@ -89,7 +99,7 @@ struct LocationCommands: Sendable {
             if let longitude = input.longitude { location.longitude = try Validation.longitude(longitude) }
             location.updatedAt = max(clock.now, location.updatedAt)
             do {
-                try await log.appendUpdated(location, expectedVersion: pin.version, metadata: context.metadata)
+                try await log.appendUpdated(location, expectedVersion: pin.version, metadata: context.metadata(for: pin))
             } catch EventStore.AppendError.versionConflict {
                 if let ifMatch { throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version + 1) }
                 continue
@@ -102,12 +112,12 @@ struct LocationCommands: Sendable {
 
     func delete(_ objectId: ObjectID, ifMatch: ETagCondition?, context: Context) async throws {
         for _ in 0..<5 {
-            let pin = try await ownedPin(objectId, actor: context.actor, ifMatch: ifMatch)
+            let pin = try await ownedPin(objectId, context: context, ifMatch: ifMatch)
             let deletion = LocationDeleted(
                 objectId: objectId, uniqueKey: pin.location.uniqueKey,
                 deletedAt: max(clock.now, pin.location.updatedAt))
             do {
-                try await log.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata)
+                try await log.appendDeleted(deletion, expectedVersion: pin.version, metadata: context.metadata(for: pin))
             } catch EventStore.AppendError.versionConflict {
                 if let ifMatch { throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version + 1) }
                 continue
@@ -125,12 +135,20 @@ struct LocationCommands: Sendable {
         return pins
     }
 
-    private func ownedPin(_ objectId: ObjectID, actor: Actor, ifMatch: ETagCondition?) async throws -> ReadModel.Pin {
-        guard objectId.isWellFormed, let pin = try await log.pin(objectId) else { throw LocationError.notFound }
-        guard pin.location.uniqueKey == actor.key else { throw LocationError.notOwner }
+    private func ownedPin(_ objectId: ObjectID, context: Context, ifMatch: ETagCondition?) async throws -> ReadModel.Pin {
+        guard let pin = try await pin(objectId, on: context.map) else { throw LocationError.notFound }
+        guard pin.location.uniqueKey == context.actor.key else { throw LocationError.notOwner }
         if let ifMatch, !ifMatch.matches(version: pin.version) {
             throw LocationError.versionMismatch(expected: ifMatch.description, current: pin.version)
         }
+        return pin
+    }
+}
+
+extension LocationCommands {
+    /// The pin in the read model, if it is on `map` (nil: any map).
+    func pin(_ objectId: ObjectID, on map: String?) async throws -> ReadModel.Pin? {
+        guard objectId.isWellFormed, let pin = try await log.pin(objectId), map == nil || pin.map == map else { return nil }
         return pin
     }
 }

@@ -19,4 +19,10 @@ enum LocationError: Error, Equatable {
     /// The service is shutting down (`ServiceStopping`) and takes no new work.
     case stopping
     case busy
+    /// Refused to this caller, who may see what they asked about (a member, a reader of a public map).
+    case forbidden(String)
+    /// Taken already (a map's slug).
+    case taken(String)
+    /// Something the caller may not know exists answers as if it did not: `notFound` with its own words.
+    case absent(String)
 }

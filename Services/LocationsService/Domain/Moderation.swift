@@ -38,12 +38,12 @@ extension LocationCommands {
             throw ModerationError.invalidReason("the reason must not contain control characters")
         }
         return try await againOnConflict {
-            guard objectId.isWellFormed, let pin = try await log.pin(objectId) else {
-                throw try await whyAbsent(objectId)
+            guard let pin = try await pin(objectId, on: context.map) else {
+                throw try await whyAbsent(objectId, on: context.map)
             }
             let hidden = LocationHidden(
                 objectId: objectId, uniqueKey: pin.location.uniqueKey, reason: reason, hiddenAt: max(clock.now, pin.location.updatedAt))
-            _ = try await log.appendHidden(hidden, expectedVersion: pin.version, metadata: context.metadata)
+            _ = try await log.appendHidden(hidden, expectedVersion: pin.version, metadata: context.metadata(for: pin))
             return hidden
         }
     }
@@ -52,7 +52,7 @@ extension LocationCommands {
     func unhide(_ objectId: ObjectID, context: Context) async throws -> StudentLocation {
         try await againOnConflict {
             let events = objectId.isWellFormed ? try await log.stream(objectId) : []
-            guard let last = events.last else { throw ModerationError.noSuchPin(objectId) }
+            guard let last = events.last, context.map == nil || last.map == context.map else { throw ModerationError.noSuchPin(objectId) }
             switch last.type {
             case .hidden: break
             case .deleted: throw ModerationError.deleted(objectId)
@@ -62,32 +62,24 @@ extension LocationCommands {
             guard let location = events.lazy.reversed().compactMap(\.change.location).first else {
                 throw ModerationError.noSuchPin(objectId)
             }
-            _ = try await log.appendUnhidden(location, expectedVersion: last.streamVersion, metadata: context.metadata)
+            var metadata = context.metadata
+            metadata.map = last.map
+            _ = try await log.appendUnhidden(location, expectedVersion: last.streamVersion, metadata: metadata)
             return location
         }
     }
 
-    /// Runs `attempt` (which reads the pin, then appends) again when another append took the stream's next
-    /// version first, up to five times; `didAppend` once it appended.
     private func againOnConflict<T>(_ attempt: () async throws -> T) async throws -> T {
-        for _ in 0..<5 {
-            do {
-                let done = try await attempt()
-                didAppend()
-                return done
-            } catch EventStore.AppendError.versionConflict {
-                continue
-            }
-        }
-        throw LocationError.busy
+        try await appendingAgainOnConflict(didAppend: didAppend, attempt)
     }
 
     /// Why a pin is not in the read model, told by its stream's last event.
-    private func whyAbsent(_ objectId: ObjectID) async throws -> ModerationError {
-        switch try await log.stream(objectId).last?.type {
-        case .hidden?: .alreadyHidden(objectId)
-        case .deleted?: .deleted(objectId)
-        case nil, .posted?, .updated?, .unhidden?: .noSuchPin(objectId)
+    private func whyAbsent(_ objectId: ObjectID, on map: String?) async throws -> ModerationError {
+        guard let last = try await log.stream(objectId).last, map == nil || last.map == map else { return .noSuchPin(objectId) }
+        return switch last.type {
+        case .hidden: ModerationError.alreadyHidden(objectId)
+        case .deleted: ModerationError.deleted(objectId)
+        case .posted, .updated, .unhidden: ModerationError.noSuchPin(objectId)
         }
     }
 }
@@ -97,4 +89,19 @@ extension LocationChange {
     var location: StudentLocation? {
         if case .upserted(let location) = self { location } else { nil }
     }
+}
+
+/// Runs `attempt` (which reads a stream's state, then appends at its version) again when another append
+/// took the stream's next version first, up to five times; `didAppend` once it appended.
+func appendingAgainOnConflict<T>(didAppend: () -> Void, _ attempt: () async throws -> T) async throws -> T {
+    for _ in 0..<5 {
+        do {
+            let done = try await attempt()
+            didAppend()
+            return done
+        } catch EventStore.AppendError.versionConflict {
+            continue
+        }
+    }
+    throw LocationError.busy
 }

@@ -25,6 +25,15 @@ struct ChangesController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func changes(_ request: Request, context: Context) async throws -> Response {
+        // A class map's feed (`/maps/{slug}/v1/StudentLocation/changes`) lists that map's pins alone. Only the
+        // gateway asks for it, having checked that whoever it streams to may read the map.
+        let map: String
+        if let text = context.parameters.get("slug") {
+            guard let slug = MapSlug(text) else { throw MapCommands.notFound }
+            map = slug.rawValue
+        } else {
+            map = ""
+        }
         let parameters = request.uri.queryParameters
         let after: LogPosition
         switch parameters["after"].map(String.init) {
@@ -56,7 +65,16 @@ struct ChangesController<Context: RequestContext>: Sendable {
             return .json(LocationChangePage(events: [], cursor: max(head, after).description).json)
         }
         let page = try await lookAgain(
-            until: deadline, { try await log.events(after: after, limit: Self.pageSize) },
+            until: deadline,
+            {
+                // A class map's page that found none of its events up to a head read before it may move the
+                // cursor to that head: whatever is below it had committed when the page was read. So a quiet
+                // map's followers keep up with the log and a resume stays inside the window.
+                let head = map.isEmpty ? nil : try await log.head()
+                var page = try await log.events(after: after, limit: Self.pageSize, map: map)
+                if page.readThrough == nil, let head, head > after { page.readThrough = head }
+                return page
+            },
             untilNew: { $0.readThrough != nil })
         // A page whose every event was withheld (a hidden pin's) lists none and still moves the cursor on.
         let answer = LocationChangePage(

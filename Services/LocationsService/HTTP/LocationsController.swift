@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -13,6 +14,9 @@ struct LocationsController<Context: RequestContext>: Sendable {
     let commands: LocationCommands
     let cache: LatestLocationsCache
     let token: InternalToken
+    /// Who may do what on a class map, and each map's newest pins kept ready.
+    var maps: MapCommands?
+    var mapLists: MapListCaches?
 
     static var maximumBodySize: Int { 16 * 1024 }
     static var maximumIdempotencyKeyLength: Int { 255 }
@@ -26,6 +30,41 @@ struct LocationsController<Context: RequestContext>: Sendable {
         group.delete(":objectId", use: delete)
     }
 
+    /// The same routes on a class map (`/maps/{slug}/v1/StudentLocation`), each for whoever may read the
+    /// map (a non-member of a members-only map finds nothing, as for a map that does not exist), plus a
+    /// moderator's hide and unhide.
+    func addMapRoutes(to group: RouterGroup<Context>) {
+        group.get(use: list)
+        group.post(use: create)
+        group.get(":objectId", use: show)
+        group.get(":objectId/history", use: history)
+        group.put(":objectId", use: update)
+        group.delete(":objectId", use: delete)
+        group.post(":objectId/hide", use: hide)
+        group.post(":objectId/unhide", use: unhide)
+    }
+
+    /// The map a request is on: the default map (`''`, no slug in its path; anyone reads it), or the class
+    /// map its path names, once the caller (`X-Actor`, when signed in) may read it.
+    private func scope(_ request: Request, context: Context) async throws -> (map: String, access: MapAccess?) {
+        guard let text = context.parameters.get("slug") else { return ("", nil) }
+        guard let slug = MapSlug(text), let maps else { throw MapCommands.notFound }
+        let actor = request.headers[HTTPField.Name(InternalHeaders.actor)!].flatMap(Actor.init(headerValue:))
+        return (slug.rawValue, try await maps.readable(slug, actor: actor))
+    }
+
+    /// The scope of a write: as `scope`, and the caller may post there.
+    private func writeScope(_ request: Request, context: Context) async throws -> LocationCommands.Context {
+        var writeContext = try Self.writeContext(request, context: context)
+        let (map, access) = try await scope(request, context: context)
+        if let access, !access.canPost {
+            throw LocationError.forbidden(
+                access.map.post == .members ? "Only members of this map may post." : "Sign in to post on this map.")
+        }
+        writeContext.map = map
+        return writeContext
+    }
+
     /// `GET /v1/StudentLocation.geojson`: the list the same query gives, as GeoJSON (`StudentLocationList.geoJSON`),
     /// tagged by its bytes so that a map that polls it gets 304 while nothing changed.
     func addFeed(to group: RouterGroup<Context>) {
@@ -33,7 +72,8 @@ struct LocationsController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func geoJSON(_ request: Request, context: Context) async throws -> Response {
-        let query = try ListQueryParser.parse(request.uri.queryParameters)
+        var query = try ListQueryParser.parse(request.uri.queryParameters)
+        query.map = try await scope(request, context: context).map
         let feed = CachedJSON(tagging: StudentLocationList(results: try await commands.log.pins(query)).geoJSON, contentType: Self.geoJSONType)
         return feed.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
     }
@@ -61,7 +101,14 @@ struct LocationsController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
-        let query = try ListQueryParser.parse(request.uri.queryParameters)
+        var query = try ListQueryParser.parse(request.uri.queryParameters)
+        query.map = try await scope(request, context: context).map
+        if !query.map.isEmpty, let mapLists {
+            var latest = PinQuery.latest
+            latest.map = query.map
+            guard query == latest else { return .json(StudentLocationList(results: try await commands.log.pins(query)).json) }
+            return try await mapLists.current(query.map).answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
+        }
         guard query == .latest else {
             return .json(StudentLocationList(results: try await commands.log.pins(query)).json)
         }
@@ -70,14 +117,18 @@ struct LocationsController<Context: RequestContext>: Sendable {
 
     @Sendable func show(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
-        guard objectId.isWellFormed, let pin = try await commands.log.pin(objectId) else { throw LocationError.notFound }
+        guard let pin = try await commands.pin(objectId, on: try await scope(request, context: context).map) else {
+            throw LocationError.notFound
+        }
         return .json(pin.location.json, headers: [.eTag: ETagCondition.tag(for: pin.version)])
     }
 
     /// The pin's history, public as the pin is; a deleted pin's too.
     @Sendable func history(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
-        guard objectId.isWellFormed, let history = PinHistory(objectId: objectId, events: try await commands.log.stream(objectId)) else {
+        let map = try await scope(request, context: context).map
+        let events = objectId.isWellFormed ? try await commands.log.stream(objectId) : []
+        guard events.first?.map == map, let history = PinHistory(objectId: objectId, events: events) else {
             throw LocationError.notFound
         }
         return .json(history.json)
@@ -86,7 +137,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
         let body = try await Self.body(of: request)
         let input = try Self.decode(body)
-        var writeContext = try Self.writeContext(request, context: context)
+        var writeContext = try await writeScope(request, context: context)
         if let key = request.headers[HTTPField.Name(InternalHeaders.idempotencyKey)!] {
             guard !key.isEmpty, key.utf8.count <= Self.maximumIdempotencyKeyLength else {
                 throw LocationError.invalid("Idempotency-Key must be 1 to \(Self.maximumIdempotencyKeyLength) characters.")
@@ -104,7 +155,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         let input = try Self.decode(try await Self.body(of: request))
         let answer = try await commands.update(
             objectId, with: input, ifMatch: ETagCondition(request.headers[.ifMatch]),
-            context: try Self.writeContext(request, context: context))
+            context: try await writeScope(request, context: context))
         return .json(answer.json)
     }
 
@@ -112,8 +163,53 @@ struct LocationsController<Context: RequestContext>: Sendable {
         let objectId = ObjectID(try context.parameters.require("objectId"))
         try await commands.delete(
             objectId, ifMatch: ETagCondition(request.headers[.ifMatch]),
-            context: try Self.writeContext(request, context: context))
+            context: try await writeScope(request, context: context))
         return .json(ByteBuffer(string: "{}"))
+    }
+
+    /// `POST /maps/{slug}/v1/StudentLocation/{objectId}/hide` with `{"reason"}`: a map's moderator takes a
+    /// pin of that map off it (`LocationHidden`, as the operator's hide); answers the pin with the reason.
+    @Sendable func hide(_ request: Request, context: Context) async throws -> Response {
+        let moderation = try await moderationScope(request, context: context)
+        let objectId = ObjectID(try context.parameters.require("objectId"))
+        guard let reason = try ModerationBody.decode(try await Self.body(of: request)).reason,
+            !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        else { throw LocationError.invalid("reason is required: say why the pin is hidden (it is kept in the log).") }
+        guard let pin = try await commands.pin(objectId, on: moderation.map) else { throw LocationError.notFound }
+        let hidden = try await Self.moderating { try await commands.hide(objectId, reason: reason, context: moderation) }
+        return .json(
+            MapWire.hidden(HiddenPin(pin: pin.location, reason: hidden.reason, hiddenAt: hidden.hiddenAt, hiddenBy: moderation.actor.key)))
+    }
+
+    /// `POST /maps/{slug}/v1/StudentLocation/{objectId}/unhide`: the pin back on the map as it was hidden.
+    @Sendable func unhide(_ request: Request, context: Context) async throws -> Response {
+        let moderation = try await moderationScope(request, context: context)
+        let objectId = ObjectID(try context.parameters.require("objectId"))
+        _ = try ModerationBody.decode(try await Self.body(of: request))
+        let location = try await Self.moderating { try await commands.unhide(objectId, context: moderation) }
+        return .json(location.json)
+    }
+
+    private func moderationScope(_ request: Request, context: Context) async throws -> LocationCommands.Context {
+        var moderation = try Self.writeContext(request, context: context)
+        let (map, access) = try await scope(request, context: context)
+        guard let access, access.canModerate else { throw LocationError.forbidden("Only the map's moderators may hide or unhide pins.") }
+        moderation.map = map
+        return moderation
+    }
+
+    /// A moderation's refusal as the API tells it.
+    private static func moderating<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let refusal as ModerationError {
+            switch refusal {
+            case .noSuchPin, .deleted: throw LocationError.notFound
+            case .alreadyHidden: throw LocationError.taken("The pin is hidden already.")
+            case .notHidden: throw LocationError.taken("The pin is not hidden.")
+            case .invalidReason(let message): throw LocationError.invalid(message)
+            }
+        }
     }
 
     private static func body(of request: Request) async throws -> ByteBuffer {
@@ -142,5 +238,19 @@ struct LocationsController<Context: RequestContext>: Sendable {
             actor: actor,
             requestId: request.headers[HTTPField.Name(InternalHeaders.requestID)!],
             userAgent: request.headers[.userAgent])
+    }
+}
+
+/// A moderation's body: `{"reason"}`, optional for an unhide; an empty body is no reason.
+struct ModerationBody: Decodable {
+    var reason: String?
+
+    static func decode(_ body: ByteBuffer) throws(LocationError) -> ModerationBody {
+        guard body.readableBytes > 0 else { return ModerationBody() }
+        do {
+            return try JSONDecoder().decode(ModerationBody.self, from: Data(body.readableBytesView))
+        } catch {
+            throw .invalid("The body must be a JSON object such as {\"reason\":\"...\"}.")
+        }
     }
 }

@@ -77,6 +77,12 @@ struct ParseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 headers: [.retryAfter: "1"])
         case .busy:
             response(status: .conflict, ParseError(.internalServerError, "The pin is being changed by other requests; try again."))
+        case .forbidden(let message):
+            response(status: .forbidden, ParseError(.operationForbidden, message))
+        case .taken(let message):
+            response(status: .conflict, ParseError(.duplicateValue, message))
+        case .absent(let message):
+            response(status: .notFound, ParseError(.objectNotFound, message))
         }
     }
 

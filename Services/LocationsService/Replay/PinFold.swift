@@ -14,6 +14,7 @@ struct PinFold {
     struct Row {
         var location: StudentLocation
         var version: Int
+        var map: String
     }
 
     private(set) var rows: [String: Row] = [:]
@@ -23,7 +24,7 @@ struct PinFold {
     mutating func apply(_ event: RecordedEvent) {
         switch event.change {
         case .upserted(let location):
-            rows[location.objectId.rawValue] = Row(location: location, version: event.streamVersion)
+            rows[location.objectId.rawValue] = Row(location: location, version: event.streamVersion, map: event.map)
             deletions.remove(location.objectId.rawValue)
         case .deleted(let deletion):
             rows[deletion.objectId.rawValue] = nil

@@ -22,6 +22,8 @@ struct Replayer: Sendable {
         var events = 0
         var pins = 0
         var caughtUp = 0
+        /// The maps' own events (created, settings, members, invites) folded into the maps' read models.
+        var mapEvents = 0
         var differences: [String] = []
         var differenceCount = 0
         var seconds = 0.0
@@ -66,13 +68,13 @@ struct Replayer: Sendable {
                     WITH last AS (
                         SELECT (max(ARRAY[stream_version::bigint, position]))[2] AS position, count(*) AS events
                         FROM locations.events
-                        WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                        WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot()) AND stream_name LIKE 'location-%'
                         GROUP BY stream_name
                     ), loaded AS (
                         INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
                         SELECT data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
                                data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
-                               (data->>'createdAt')::timestamptz, (data->>'updatedAt')::timestamptz, stream_version
+                               (data->>'createdAt')::timestamptz, (data->>'updatedAt')::timestamptz, stream_version, map
                         FROM locations.events JOIN last USING (position)
                         WHERE event_type NOT IN (\(LocationEventType.deleted.rawValue), \(LocationEventType.hidden.rawValue))
                         RETURNING 1
@@ -95,7 +97,7 @@ struct Replayer: Sendable {
                 """, logger: logger)
             try await connection.query(
                 """
-                CREATE INDEX \(unescaped: table)_newest_first ON locations.\(unescaped: table) (updated_at DESC, object_id DESC)
+                CREATE INDEX \(unescaped: table)_newest_first ON locations.\(unescaped: table) (map, updated_at DESC, object_id DESC)
                 """, logger: logger)
             try await connection.query(
                 """
@@ -122,7 +124,12 @@ struct Replayer: Sendable {
                 cursor = events.last?.position ?? cursor
                 if verify {
                     (summary.differenceCount, summary.differences) = try await differences(on: connection)
+                    let maps = try await mapDifferences(on: connection)
+                    summary.mapEvents = maps.events
+                    summary.differenceCount += maps.differences.count
+                    summary.differences += maps.differences.prefix(50)
                 } else {
+                    summary.mapEvents = try await count("SELECT locations.rebuild_maps()", on: connection)
                     try await swap(on: connection, checkpoint: cursor)
                 }
             }
@@ -148,6 +155,7 @@ struct Replayer: Sendable {
             SELECT \(unescaped: RecordedEvent.columns)
             FROM locations.events
             WHERE (transaction_id, position) > (\(String(cursor.transactionId))::xid8, \(cursor.position))
+              AND stream_name LIKE 'location-%'
               \(unescaped: horizon)
             ORDER BY events.transaction_id, events.position
             LIMIT 10000
@@ -178,18 +186,19 @@ struct Replayer: Sendable {
             """
             INSERT INTO locations.\(unescaped: table) (\(unescaped: Self.columns.joined(separator: ", ")))
             SELECT object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
-                   created_at::timestamptz, updated_at::timestamptz, version
+                   created_at::timestamptz, updated_at::timestamptz, version, map
             FROM unnest(\(pins.map(\.objectId.rawValue))::text[], \(pins.map(\.uniqueKey))::text[],
                         \(pins.map(\.firstName))::text[], \(pins.map(\.lastName))::text[], \(pins.map(\.mapString))::text[],
                         \(pins.map(\.mediaURL))::text[], \(pins.map(\.latitude))::float8[], \(pins.map(\.longitude))::float8[],
-                        \(pins.map(\.createdAt.iso8601))::text[], \(pins.map(\.updatedAt.iso8601))::text[], \(rows.map(\.version))::int[])
+                        \(pins.map(\.createdAt.iso8601))::text[], \(pins.map(\.updatedAt.iso8601))::text[], \(rows.map(\.version))::int[],
+                        \(rows.map(\.map))::text[])
                  AS batch(object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude,
-                          created_at, updated_at, version)
+                          created_at, updated_at, version, map)
             ON CONFLICT (object_id) DO UPDATE SET
                 unique_key = EXCLUDED.unique_key, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
                 map_string = EXCLUDED.map_string, media_url = EXCLUDED.media_url, latitude = EXCLUDED.latitude,
                 longitude = EXCLUDED.longitude, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,
-                version = EXCLUDED.version
+                version = EXCLUDED.version, map = EXCLUDED.map
             """, logger: logger)
     }
 
@@ -215,15 +224,42 @@ struct Replayer: Sendable {
         try await connection.query("SELECT pg_notify(\(ChangeNotifier.channel), '')", logger: logger)
     }
 
+    /// The maps' read models rebuilt from the log (`locations.rebuild_maps`) and compared with the live ones,
+    /// row by row; the rebuild is then undone. Runs inside the transaction that holds appends back.
+    private func mapDifferences(on connection: PostgresConnection) async throws -> (events: Int, differences: [String]) {
+        try await connection.query("SAVEPOINT maps_verify", logger: logger)
+        for table in Self.mapTables {
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "CREATE TEMPORARY TABLE \(table)_live ON COMMIT DROP AS SELECT * FROM locations.\(table)"),
+                logger: logger)
+        }
+        let events = try await count("SELECT locations.rebuild_maps()", on: connection)
+        var differences: [String] = []
+        for table in Self.mapTables {
+            let rows = try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        (SELECT 'live only: ' || row_to_json(l)::text FROM (SELECT * FROM \(table)_live EXCEPT ALL SELECT * FROM locations.\(table)) AS l)
+                        UNION ALL
+                        (SELECT 'rebuilt only: ' || row_to_json(r)::text FROM (SELECT * FROM locations.\(table) EXCEPT ALL SELECT * FROM \(table)_live) AS r)
+                        """), logger: logger)
+            for try await line in rows.decode(String.self) { differences.append("locations.\(table): \(line)") }
+        }
+        try await connection.query("ROLLBACK TO SAVEPOINT maps_verify", logger: logger)
+        return (events, differences)
+    }
+
+    static let mapTables = ["maps", "map_members", "map_invites", "map_removals"]
+
     private func differences(on connection: PostgresConnection) async throws -> (Int, [String]) {
         let differing = """
             FROM locations.pins l FULL OUTER JOIN locations.pins_verify r ON l.object_id = r.object_id
             WHERE l.object_id IS NULL OR r.object_id IS NULL
                OR (l.unique_key, l.first_name, l.last_name, l.map_string, l.media_url, l.latitude, l.longitude,
-                   l.created_at, l.updated_at, l.version)
+                   l.created_at, l.updated_at, l.version, l.map)
                   IS DISTINCT FROM
                   (r.unique_key, r.first_name, r.last_name, r.map_string, r.media_url, r.latitude, r.longitude,
-                   r.created_at, r.updated_at, r.version)
+                   r.created_at, r.updated_at, r.version, r.map)
             """
         let count = try await count("SELECT count(*) \(unescaped: differing)", on: connection)
         let rows = try await connection.query(
@@ -245,6 +281,6 @@ struct Replayer: Sendable {
 
     static let columns = [
         "object_id", "unique_key", "first_name", "last_name", "map_string", "media_url",
-        "latitude", "longitude", "created_at", "updated_at", "version",
+        "latitude", "longitude", "created_at", "updated_at", "version", "map",
     ]
 }

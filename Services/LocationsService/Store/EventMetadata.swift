@@ -8,6 +8,8 @@ struct EventMetadata: Sendable, Codable, Hashable {
     var userAgent: String?
     /// SHA-256 of the request body, so a reused idempotency key with a different body is caught.
     var requestHash: String?
+    /// The map the event is on (`''`: the default map): the log's `map` column, not part of the JSON.
+    var map: String = ""
 
     var json: String {
         var json = JSONWriter()

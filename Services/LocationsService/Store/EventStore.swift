@@ -36,22 +36,23 @@ struct EventStore: Sendable {
                                          \(batch.map { $0.location.uniqueKey })::text[], \(batch.map { $0.location.firstName })::text[],
                                          \(batch.map { $0.location.lastName })::text[], \(batch.map { $0.location.mapString })::text[],
                                          \(batch.map { $0.location.mediaURL })::text[], \(batch.map { $0.location.latitude })::float8[],
-                                         \(batch.map { $0.location.longitude })::float8[], \(batch.map { $0.location.createdAt.iso8601 })::text[])
+                                         \(batch.map { $0.location.longitude })::float8[], \(batch.map { $0.location.createdAt.iso8601 })::text[],
+                                         \(batch.map { $0.metadata.map })::text[])
                         WITH ORDINALITY AS t(stream_name, object_id, data, metadata, actor_key, idempotency_key, unique_key, first_name, last_name,
-                                             map_string, media_url, latitude, longitude, created_at, n)
+                                             map_string, media_url, latitude, longitude, created_at, map, n)
                 ), appended AS (
                     INSERT INTO locations.events
-                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key, map)
                     SELECT stream_name, 1, \(LocationEventType.posted.rawValue), \(LocationEventType.schemaVersion),
-                           data::jsonb, metadata::jsonb, actor_key, NULLIF(idempotency_key, '')
+                           data::jsonb, metadata::jsonb, actor_key, NULLIF(idempotency_key, ''), map
                     FROM input ORDER BY n
                     RETURNING transaction_id, position, stream_name
                 ), projected AS (
                     INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
-                                                latitude, longitude, created_at, updated_at, version)
+                                                latitude, longitude, created_at, updated_at, version, map)
                     SELECT object_id, unique_key, first_name, last_name, map_string, media_url,
-                           latitude, longitude, created_at::timestamptz, created_at::timestamptz, 1
-                    FROM input ORDER BY unique_key
+                           latitude, longitude, created_at::timestamptz, created_at::timestamptz, 1, map
+                    FROM input ORDER BY map, unique_key
                 )
                 SELECT transaction_id::text::bigint, position, stream_name FROM appended
                 """))
@@ -111,17 +112,17 @@ struct EventStore: Sendable {
                 """
                 WITH appended AS (
                     INSERT INTO locations.events
-                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key, map)
                     SELECT \(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
-                           \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL
+                           \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL, \(metadata.map)
                     WHERE EXISTS (SELECT FROM locations.events WHERE stream_name = \(stream) AND stream_version = \(expectedVersion))
                     RETURNING transaction_id, position
                 ), projected AS (
                     INSERT INTO locations.pins (object_id, unique_key, first_name, last_name, map_string, media_url,
-                                                latitude, longitude, created_at, updated_at, version)
+                                                latitude, longitude, created_at, updated_at, version, map)
                     SELECT \(location.objectId.rawValue), \(location.uniqueKey), \(location.firstName), \(location.lastName),
                            \(location.mapString), \(location.mediaURL), \(location.latitude), \(location.longitude),
-                           \(location.createdAt.iso8601)::timestamptz, \(location.updatedAt.iso8601)::timestamptz, \(version)
+                           \(location.createdAt.iso8601)::timestamptz, \(location.updatedAt.iso8601)::timestamptz, \(version), \(metadata.map)
                     FROM appended
                     ON CONFLICT (object_id) DO UPDATE
                     SET unique_key = EXCLUDED.unique_key, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
@@ -148,9 +149,9 @@ struct EventStore: Sendable {
                 """
                 WITH appended AS (
                     INSERT INTO locations.events
-                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key)
+                        (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key, map)
                     SELECT \(stream), \(version), \(type.rawValue), \(LocationEventType.schemaVersion),
-                           \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL
+                           \(data)::jsonb, \(metadata.json)::jsonb, \(metadata.actor.key), NULL, \(metadata.map)
                     WHERE EXISTS (SELECT FROM locations.events WHERE stream_name = \(stream) AND stream_version = \(expectedVersion))
                     RETURNING transaction_id, position
                 ), projected AS (
@@ -206,7 +207,8 @@ struct EventStore: Sendable {
     /// Events after `position` in commit order, never past the oldest transaction still running: an event
     /// below that horizon can no longer be joined by an earlier one that commits late.
     /// What a pin hidden now showed is withheld (`locations.hidden_pins`).
-    func events(after position: LogPosition, limit: Int) async throws -> LogPage {
+    /// Only `map`'s pins' events (`''`: the default map's).
+    func events(after position: LogPosition, limit: Int, map: String = "") async throws -> LogPage {
         let rows = try await database.query(
             """
             SELECT \(unescaped: RecordedEvent.columns),
@@ -215,7 +217,8 @@ struct EventStore: Sendable {
             FROM locations.events
             WHERE (transaction_id, position) > (\(String(position.transactionId))::xid8, \(position.position))
               AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY events.transaction_id, events.position
+              AND map = \(map) AND stream_name LIKE 'location-%'
+            ORDER BY \(unescaped: map.isEmpty ? "" : "events.map, ")events.transaction_id, events.position
             LIMIT \(limit)
             """)
         var page = LogPage()
@@ -283,24 +286,27 @@ struct RecordedEvent: Sendable, Hashable {
     var streamVersion: Int
     var change: LocationChange
     var recordedAt: Timestamp
+    /// The pin's map (`''`: the default map).
+    var map: String = ""
 
     static let columns = """
         transaction_id::text::bigint, position, stream_version, event_type,
         (extract(epoch FROM date_trunc('milliseconds', recorded_at)) * 1000)::bigint,
         data->>'objectId', data->>'uniqueKey', data->>'firstName', data->>'lastName', data->>'mapString',
         data->>'mediaURL', (data->>'latitude')::float8, (data->>'longitude')::float8,
-        data->>'createdAt', coalesce(data->>'updatedAt', data->>'deletedAt', data->>'hiddenAt')
+        data->>'createdAt', coalesce(data->>'updatedAt', data->>'deletedAt', data->>'hiddenAt'), map
         """
 
     init(_ row: PostgresRow) throws {
         let (
             transaction, position, version, type, recordedAt, objectId, uniqueKey, firstName, lastName, mapString,
-            mediaURL, latitude, longitude, createdAt, changedAt
+            mediaURL, latitude, longitude, createdAt, changedAt, map
         ) = try row.decode(
             (
                 Int64, Int64, Int, String, Int64, String, String, String?, String?, String?,
-                String?, Double?, Double?, String?, String?
+                String?, Double?, Double?, String?, String?, String
             ).self)
+        self.map = map
         self.position = LogPosition(transactionId: transaction, position: position)
         self.streamVersion = version
         // In whole milliseconds, cut as `locations.event_moment` cuts them (not rounded, as a `Date` would be).

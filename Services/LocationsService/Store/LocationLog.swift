@@ -23,8 +23,9 @@ protocol LocationLog: Sendable {
     func stream(_ objectId: ObjectID) async throws -> [RecordedEvent]
     /// The pin a post with this actor's idempotency key created, and the hash of that request's body.
     func postedEvent(actorKey: String, idempotencyKey: String) async throws -> (location: StudentLocation, requestHash: String?)?
-    /// At most `limit` events after `position`, in commit order, without what a pin hidden now showed.
-    func events(after position: LogPosition, limit: Int) async throws -> LogPage
+    /// At most `limit` events of `map`'s pins (`''`: the default map's) after `position`, in commit order,
+    /// without what a pin hidden now showed.
+    func events(after position: LogPosition, limit: Int, map: String) async throws -> LogPage
     /// The newest position a follower may read up to.
     func head() async throws -> LogPosition
     /// The newest event before the latest `count` a follower may read, in commit order: a cursor older than
@@ -32,6 +33,13 @@ protocol LocationLog: Sendable {
     func positionBefore(latest count: Int) async throws -> LogPosition?
     func pin(_ objectId: ObjectID) async throws -> ReadModel.Pin?
     func pins(_ query: PinQuery) async throws -> [StudentLocation]
+}
+
+extension LocationLog {
+    /// The default map's events.
+    func events(after position: LogPosition, limit: Int) async throws -> LogPage {
+        try await events(after: position, limit: limit, map: "")
+    }
 }
 
 /// A page of the log as its followers read it.
@@ -78,8 +86,8 @@ struct PostgresLocationLog: LocationLog {
         try await events.postedEvent(actorKey: actorKey, idempotencyKey: idempotencyKey)
     }
 
-    func events(after position: LogPosition, limit: Int) async throws -> LogPage {
-        try await events.events(after: position, limit: limit)
+    func events(after position: LogPosition, limit: Int, map: String) async throws -> LogPage {
+        try await events.events(after: position, limit: limit, map: map)
     }
 
     func head() async throws -> LogPosition { try await events.head() }

@@ -40,15 +40,15 @@ final class MemoryLocationLog: LocationLog {
             }
             guard state.versions[location.objectId] == nil else { throw EventStore.AppendError.versionConflict }
             if let key = metadata.idempotencyKey { state.posted[metadata.actor.key, default: [:]][key] = (location, metadata.requestHash) }
-            state.pins[location.objectId] = ReadModel.Pin(location: location, version: 1)
-            let position = Self.record(&state, .posted, version: 1, change: .upserted(location))
+            state.pins[location.objectId] = ReadModel.Pin(location: location, version: 1, map: metadata.map)
+            let position = Self.record(&state, .posted, version: 1, change: .upserted(location), map: metadata.map)
             // Oldest first, in the order `keep_pins_per_student` appends their deletions.
-            let held = state.pins.values.filter { $0.location.uniqueKey == location.uniqueKey }
+            let held = state.pins.values.filter { $0.location.uniqueKey == location.uniqueKey && $0.map == metadata.map }
                 .sorted { ($0.location.createdAt, $0.location.objectId.rawValue) < ($1.location.createdAt, $1.location.objectId.rawValue) }
             for pin in held.dropLast(pinsPerStudent) {
                 state.pins[pin.location.objectId] = nil
                 let deletion = LocationDeleted(objectId: pin.location.objectId, uniqueKey: pin.location.uniqueKey, deletedAt: location.createdAt)
-                _ = Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion))
+                _ = Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion), map: pin.map)
             }
             return position
         }
@@ -57,8 +57,8 @@ final class MemoryLocationLog: LocationLog {
     func appendUpdated(_ location: StudentLocation, expectedVersion: Int, metadata: EventMetadata) async throws -> LogPosition {
         try state.withLock { state in
             guard let pin = state.pins[location.objectId], pin.version == expectedVersion else { throw EventStore.AppendError.versionConflict }
-            state.pins[location.objectId] = ReadModel.Pin(location: location, version: pin.version + 1)
-            return Self.record(&state, .updated, version: pin.version + 1, change: .upserted(location))
+            state.pins[location.objectId] = ReadModel.Pin(location: location, version: pin.version + 1, map: pin.map)
+            return Self.record(&state, .updated, version: pin.version + 1, change: .upserted(location), map: pin.map)
         }
     }
 
@@ -66,7 +66,7 @@ final class MemoryLocationLog: LocationLog {
         try state.withLock { state in
             guard let pin = state.pins[deletion.objectId], pin.version == expectedVersion else { throw EventStore.AppendError.versionConflict }
             state.pins[deletion.objectId] = nil
-            return Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion))
+            return Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion), map: pin.map)
         }
     }
 
@@ -74,7 +74,7 @@ final class MemoryLocationLog: LocationLog {
         try state.withLock { state in
             guard let pin = state.pins[hidden.objectId], pin.version == expectedVersion else { throw EventStore.AppendError.versionConflict }
             state.pins[hidden.objectId] = nil
-            return Self.record(&state, .hidden, version: pin.version + 1, change: .deleted(hidden.removal))
+            return Self.record(&state, .hidden, version: pin.version + 1, change: .deleted(hidden.removal), map: pin.map)
         }
     }
 
@@ -83,15 +83,17 @@ final class MemoryLocationLog: LocationLog {
             guard state.pins[location.objectId] == nil, state.versions[location.objectId] == expectedVersion else {
                 throw EventStore.AppendError.versionConflict
             }
-            state.pins[location.objectId] = ReadModel.Pin(location: location, version: expectedVersion + 1)
-            return Self.record(&state, .unhidden, version: expectedVersion + 1, change: .upserted(location))
+            state.pins[location.objectId] = ReadModel.Pin(location: location, version: expectedVersion + 1, map: metadata.map)
+            return Self.record(&state, .unhidden, version: expectedVersion + 1, change: .upserted(location), map: metadata.map)
         }
     }
 
     func erase(student: String, at moment: Timestamp) async throws -> Int {
         state.withLock { state in
             var erased: [ObjectID: Int] = [:]
+            var maps: [ObjectID: String] = [:]
             for event in state.events {
+                maps[event.change.objectId] = event.map
                 if case .upserted(let location) = event.change, location.uniqueKey == student { erased[location.objectId] = 0 }
             }
             for event in state.events where erased[event.change.objectId] != nil { erased[event.change.objectId] = event.streamVersion }
@@ -102,7 +104,7 @@ final class MemoryLocationLog: LocationLog {
             for (objectId, version) in erased.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 state.pins[objectId] = nil
                 let deletion = LocationDeleted(objectId: objectId, uniqueKey: "", deletedAt: moment)
-                _ = Self.record(&state, .deleted, version: version + 1, change: .deleted(deletion))
+                _ = Self.record(&state, .deleted, version: version + 1, change: .deleted(deletion), map: maps[objectId] ?? "")
             }
             return erased.count
         }
@@ -112,10 +114,13 @@ final class MemoryLocationLog: LocationLog {
         state.withLock { state in state.events.filter { $0.change.objectId == objectId } }
     }
 
-    private static func record(_ state: inout State, _ type: LocationEventType, version: Int, change: LocationChange) -> LogPosition {
+    private static func record(
+        _ state: inout State, _ type: LocationEventType, version: Int, change: LocationChange, map: String
+    ) -> LogPosition {
         state.lastPosition += 1
         let position = LogPosition(transactionId: state.lastPosition, position: state.lastPosition)
-        state.events.append(RecordedEvent(position: position, type: type, streamVersion: version, change: change, recordedAt: .now()))
+        state.events.append(
+            RecordedEvent(position: position, type: type, streamVersion: version, change: change, recordedAt: .now(), map: map))
         state.versions[change.objectId] = version
         if type == .hidden { state.hidden.insert(change.objectId) } else { state.hidden.remove(change.objectId) }
         return position
@@ -125,9 +130,9 @@ final class MemoryLocationLog: LocationLog {
         state.withLock { $0.posted[actorKey]?[idempotencyKey] }.map { (location: $0.0, requestHash: $0.1) }
     }
 
-    func events(after position: LogPosition, limit: Int) async throws -> LogPage {
+    func events(after position: LogPosition, limit: Int, map: String) async throws -> LogPage {
         state.withLock { state in
-            let read = Array(state.events.lazy.filter { $0.position > position }.prefix(limit))
+            let read = Array(state.events.lazy.filter { $0.position > position && $0.map == map }.prefix(limit))
             let hidden = state.hidden
             let shown = read.filter { $0.change.location == nil || !hidden.contains($0.change.objectId) }
             return LogPage(events: shown, readThrough: read.last?.position)
@@ -148,10 +153,10 @@ final class MemoryLocationLog: LocationLog {
 
     func pins(_ query: PinQuery) async throws -> [StudentLocation] {
         let all = state.withLock { state in
-            guard let at = query.at else { return Array(state.pins.values.map(\.location)) }
+            guard let at = query.at else { return Array(state.pins.values.filter { $0.map == query.map }.map(\.location)) }
             // The log folded up to the moment, as `locations.pin_versions` holds it.
             var fold = PinFold()
-            for event in state.events where event.moment <= at { fold.apply(event) }
+            for event in state.events where event.moment <= at && event.map == query.map { fold.apply(event) }
             return fold.rows.values.map(\.location).filter { !state.hidden.contains($0.objectId) }
         }
         var order = query.order
@@ -222,7 +227,8 @@ final class MemoryLocationLog: LocationLog {
 }
 
 extension RecordedEvent {
-    init(position: LogPosition, type: LocationEventType, streamVersion: Int, change: LocationChange, recordedAt: Timestamp) {
+    init(position: LogPosition, type: LocationEventType, streamVersion: Int, change: LocationChange, recordedAt: Timestamp, map: String = "") {
+        self.map = map
         self.position = position
         self.type = type
         self.streamVersion = streamVersion

@@ -364,10 +364,14 @@ enum Migrations {
                     FOR EACH STATEMENT EXECUTE FUNCTION locations.record_hidden_pins()
                 """,
             ]),
+        Migration(version: 6, name: "maps: many maps, each pin on one", statements: MapMigration.statements),
     ]
 
     /// The tables an erasure deletes rows from (`Compact` rewrites them).
-    static let erasedTables = ["locations.events", "locations.pins", "locations.pin_versions", "locations.pin_counts"]
+    static let erasedTables = [
+        "locations.events", "locations.pins", "locations.pin_versions", "locations.pin_counts", "locations.map_members", "locations.map_invites",
+        "locations.map_removals",
+    ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
         Migrator(client: client, logger: logger, schema: schema, migrations: all)
@@ -396,8 +400,11 @@ enum PinCap {
     /// replay swaps them in with the table they count, while appends wait).
     static let recount = [
         "DROP TABLE locations.pin_counts",
-        "CREATE TABLE locations.pin_counts AS SELECT unique_key, count(*)::integer AS pins FROM locations.pins GROUP BY unique_key",
-        "ALTER TABLE locations.pin_counts ADD PRIMARY KEY (unique_key), ALTER COLUMN pins SET NOT NULL",
+        """
+        CREATE TABLE locations.pin_counts AS
+            SELECT unique_key, count(*)::integer AS pins, map FROM locations.pins GROUP BY map, unique_key
+        """,
+        "ALTER TABLE locations.pin_counts ADD PRIMARY KEY (map, unique_key), ALTER COLUMN pins SET NOT NULL",
     ]
 
     /// Tells the database the cap this service was started with (every replica of a deployment has the same).

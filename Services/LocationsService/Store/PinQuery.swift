@@ -33,6 +33,8 @@ struct PinQuery: Hashable, Sendable {
     var skip: Int = 0
     /// The map as it was at this moment (`?at=`), from `locations.pin_versions`; nil: as it is.
     var at: Timestamp?
+    /// The map whose pins are asked for (`''`: the default map).
+    var map: String = ""
 
     /// The most common read of all: the newest 100 pins. Served from memory.
     static let latest = PinQuery()

@@ -9,13 +9,15 @@ struct ReadModel: Sendable {
     let database: Database
 
     static let columns = """
-        object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude, created_at, updated_at, version
+        object_id, unique_key, first_name, last_name, map_string, media_url, latitude, longitude, created_at, updated_at, version, map
         """
 
     struct Pin: Sendable, Hashable {
         var location: StudentLocation
         /// The stream version of the last event applied: the pin's ETag and its `If-Match` value.
         var version: Int
+        /// The map the pin is on (`''`: the default map).
+        var map: String = ""
     }
 
     func pin(_ objectId: ObjectID) async throws -> Pin? {
@@ -33,7 +35,9 @@ struct ReadModel: Sendable {
         var sql = "SELECT \(Self.columns) FROM \(query.at == nil ? "locations.pins" : "locations.pin_versions")"
         var bindings = PostgresBindings()
         // Sorted so equal queries make equal SQL text.
-        var clauses = query.filters.sorted { $0.key.rawValue < $1.key.rawValue }.map { key, value in
+        bindings.append(query.map)
+        var clauses = ["map = $1"]
+        clauses += query.filters.sorted { $0.key.rawValue < $1.key.rawValue }.map { key, value in
             bindings.append(value)
             return "\(key.column) = $\(bindings.count)"
         }
@@ -46,7 +50,7 @@ struct ReadModel: Sendable {
             // A pin hidden now is hidden at every moment, as `locations.pins` has no row of it.
             clauses.append("NOT EXISTS (SELECT FROM locations.hidden_pins AS hidden WHERE hidden.object_id = pin_versions.object_id)")
         }
-        if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+        sql += " WHERE " + clauses.joined(separator: " AND ")
         var order = query.order.map { "\($0.key.column) \($0.descending ? "DESC" : "ASC")" }
         if !query.order.contains(where: { $0.key == .objectId }) {
             // A total order, so pages never repeat or skip a pin.
@@ -76,12 +80,12 @@ struct ReadModel: Sendable {
     }
 
     static func pin(from row: PostgresRow) throws -> Pin {
-        let (objectId, uniqueKey, firstName, lastName, mapString, mediaURL, latitude, longitude, createdAt, updatedAt, version) =
-            try row.decode((String, String, String, String, String, String, Double, Double, Date, Date, Int).self)
+        let (objectId, uniqueKey, firstName, lastName, mapString, mediaURL, latitude, longitude, createdAt, updatedAt, version, map) =
+            try row.decode((String, String, String, String, String, String, Double, Double, Date, Date, Int, String).self)
         return Pin(
             location: StudentLocation(
                 objectId: ObjectID(objectId), uniqueKey: uniqueKey, firstName: firstName, lastName: lastName,
                 mapString: mapString, mediaURL: mediaURL, latitude: latitude, longitude: longitude,
-                createdAt: Timestamp(createdAt), updatedAt: Timestamp(updatedAt)), version: version)
+                createdAt: Timestamp(createdAt), updatedAt: Timestamp(updatedAt)), version: version, map: map)
     }
 }
