@@ -31,7 +31,9 @@ func buildApplication(
     let prepared = RequestTracing.traced(table.answer, trustedCallers: configuration.limits.trustedProxies)
     var services: [any Service] = [client]
     if let sessionAnnouncements = parts.sessionAnnouncements { services.append(sessionAnnouncements) }
-    services += [HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, parts.erasures, MemoryReturn()]
+    services += [
+        HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, parts.mapFeeds, parts.erasures, MemoryReturn(),
+    ]
     if let exporter = RequestTracing.exporter { services.append(exporter) }
     let server: HTTPServerBuilder
     if let certificates = configuration.tls {
@@ -83,7 +85,9 @@ func buildRouter(
         .addRoutes(to: router)
 
     let cookies = SessionCookies(domain: configuration.cookieDomain)
-    for base in ["v1", "api"] {
+    // The session and users routes answer under every class map's base URL too (`/maps/{slug}/v1/session`):
+    // an app pointed at a class map logs in where it posts. One login serves every map.
+    for base in ["v1", "api", "maps/:slug/v1", "maps/:slug/api"] {
         let session = router.group("\(base)/session").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
         SessionController(sessions: parts.sessions, lifetime: configuration.sessionLifetime, cookies: cookies).addRoutes(to: session)
         let users = router.group("\(base)/users").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
@@ -113,6 +117,12 @@ func buildRouter(
             to: prepared.group(RouterPath(path)).add(middleware: GatewayErrorMiddleware(style: .parse)), routes: prepared, legacyParse: legacy)
     }
     proxy.addFeed(to: prepared.group("v1").add(middleware: CrossOriginMiddleware()).add(middleware: GatewayErrorMiddleware(style: .parse)))
+    MapsProxyController(
+        locations: parts.locations, writes: parts.writes, sessions: parts.sessions, limit: parts.writes.limit,
+        trustedProxies: configuration.limits.trustedProxies, siteDomain: configuration.cookieDomain, creators: configuration.mapCreators,
+        feeds: parts.mapFeeds, resumeWindow: configuration.liveResumeEvents
+    )
+    .addRoutes(to: router, routes: prepared)
     routes.know(prepared.table())
     return prepared
 }
@@ -136,6 +146,8 @@ struct GatewayParts {
     let locations: LocationsClient
     let latest: LatestListCache
     let feed: LiveFeed
+    /// The class maps' live feeds, each followed while it has listeners.
+    let mapFeeds: MapFeeds
     let writes: LocationWriteForwarder
     let events: EventsController
     let erasures: Erasures
@@ -216,6 +228,11 @@ struct GatewayParts {
         feed = LiveFeed(
             locations: locations, cache: latest, logger: logger, heartbeatInterval: configuration.liveHeartbeat,
             streamsPerAddress: configuration.streamsPerClient, openStreams: openStreams)
+        mapFeeds = MapFeeds(capacity: configuration.mapLiveFeeds) { [locations, logger] slug in
+            LiveFeed(
+                locations: locations.on(map: slug), cache: LatestListCache(), logger: logger, heartbeatInterval: configuration.liveHeartbeat,
+                streamsPerAddress: configuration.streamsPerClient, openStreams: nil)
+        }
         writes = LocationWriteForwarder(
             locations: locations, sessions: sessions, latest: latest,
             limit: WriteLimit(allowances: stores.writeAllowances, policy: configuration.writeLimit, clock: clock),

@@ -160,7 +160,7 @@ extension PreparedStream {
     /// The router's door of a stream: `opening` decides on `eventLoop` whether it goes ahead; if it does, its
     /// chunks are the response body, which ends when the stream is finished, when the connection closes,
     /// or when the server shuts down.
-    static func routed(
+    public static func routed(
         _ opening: PreparedStreamOpening, on eventLoop: any EventLoop, remoteAddress: SocketAddress?,
         connectionClosed: EventLoopFuture<Void>?
     ) async throws -> Response {

@@ -47,8 +47,13 @@ struct GatewayConfiguration: Sendable {
     var cookieDomain: CookieDomain?
     /// Facebook logins (`facebook_mobile`) checked by the gateway itself (`FACEBOOK_APP_ID`...).
     var facebook: FacebookSettings?
+    /// Who may create class maps (`MAP_CREATORS`): every signed-in account when nil.
+    var mapCreators: MapCreators?
+    /// Class maps whose live feeds this replica follows at once (`MAP_LIVE_FEEDS`), an idle one dropped first.
+    var mapLiveFeeds = defaultMapLiveFeeds
 
     static let defaultStreamsPerClient = 32
+    static let defaultMapLiveFeeds = 1000
     static let defaultLiveResumeEvents = 10_000
 
     static let defaultPort = 8080
@@ -59,7 +64,7 @@ struct GatewayConfiguration: Sendable {
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
     /// `MAX_STREAMS_PER_CLIENT`, `LIVE_RESUME_EVENTS`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`,
-    /// `SESSION_COOKIE_DOMAIN`, and
+    /// `SESSION_COOKIE_DOMAIN`, `MAP_CREATORS`, `MAP_LIVE_FEEDS`, and
     /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`, and
     /// `FACEBOOK_APP_ID` with `FACEBOOK_APP_SECRET` and `FACEBOOK_GRAPH_URL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
@@ -98,6 +103,8 @@ struct GatewayConfiguration: Sendable {
         configuration.oidc = try OIDCSettings(reader)
         if let domain = reader["SESSION_COOKIE_DOMAIN"] { configuration.cookieDomain = try CookieDomain(setting: domain) }
         configuration.facebook = try FacebookSettings(reader)
+        configuration.mapCreators = try reader["MAP_CREATORS"].map { text throws(ConfigurationError) in try MapCreators(setting: text) }
+        configuration.mapLiveFeeds = try reader.positiveInteger("MAP_LIVE_FEEDS", default: defaultMapLiveFeeds)
         return configuration
     }
 

@@ -42,6 +42,11 @@ enum GatewayError: Error, Equatable {
     case databaseUnavailable
     case bodyTooLarge(limit: Int)
     case pinNotFound
+    /// No class map has this slug, or the caller may not know of it.
+    case mapNotFound
+    /// `MAP_CREATORS` names who may create maps, and the caller is not among them.
+    case mapCreationRestricted
+    case notLoggedInForMaps
     case invalidQuery(String)
     case geocodeQueryMissing
     case noGeocodeMatch(String)
@@ -85,6 +90,9 @@ enum GatewayError: Error, Equatable {
         case .databaseUnavailable: "The database is unavailable; try again shortly."
         case .bodyTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
         case .pinNotFound: "Object not found."
+        case .mapNotFound: "No such map."
+        case .mapCreationRestricted: "Creating maps is limited to the accounts this server names; ask its operator."
+        case .notLoggedInForMaps: "Log in to create, join or run a map."
         case .invalidQuery(let message): message
         case .geocodeQueryMissing: "Add the place to look up as ?q=, for example ?q=Mountain%20View,%20CA."
         case .noGeocodeMatch(let query): "No place matches \"\(query)\"."

@@ -10,15 +10,15 @@ extension GatewayError {
             .signInNotStartedHere, .signInUnknown:
             .badRequest
         case .invalidCredentials, .accountDisabled, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin, .signInRefused,
-            .signInCodeRefused:
+            .signInCodeRefused, .mapCreationRestricted:
             .forbidden
         case .throttled, .tooManySignUps, .rateLimited, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway
         case .identityTimedOut, .geocoderTimedOut: .gatewayTimeout
-        case .userNotFound, .noGeocodeMatch, .pinNotFound, .signInNotConfigured, .noRoute: .notFound
+        case .userNotFound, .noGeocodeMatch, .pinNotFound, .mapNotFound, .signInNotConfigured, .noRoute: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .emailTaken: .conflict
-        case .notLoggedIn, .notLoggedInToErase: .unauthorized
+        case .notLoggedIn, .notLoggedInToErase, .notLoggedInForMaps: .unauthorized
         case .locationsUnavailable, .databaseUnavailable: .serviceUnavailable
         case .bodyTooLarge: .contentTooLarge
         case .internalFailure: .internalServerError
@@ -28,12 +28,12 @@ extension GatewayError {
     /// Parse's numbering, for the StudentLocation routes.
     var parseCode: ParseError.Code {
         switch self {
-        case .notLoggedIn, .notLoggedInToErase: .invalidSessionToken
-        case .crossOrigin, .xsrfMismatch, .methodNotAllowed: .operationForbidden
+        case .notLoggedIn, .notLoggedInToErase, .notLoggedInForMaps: .invalidSessionToken
+        case .crossOrigin, .xsrfMismatch, .methodNotAllowed, .mapCreationRestricted: .operationForbidden
         case .locationsUnavailable, .databaseUnavailable: .connectionFailed
         case .bodyTooLarge: .validationFailed
         case .malformedBody: .invalidJSON
-        case .pinNotFound, .noRoute: .objectNotFound
+        case .pinNotFound, .mapNotFound, .noRoute: .objectNotFound
         case .invalidQuery: .invalidQuery
         case .tooManyStreams, .rateLimited: .requestLimitExceeded
         default: .internalServerError

@@ -30,6 +30,8 @@ struct LocationWriteForwarder: Sendable {
         let objectId: String?
         /// Old Parse clients test for exactly 201 on a created pin; v1 clients for exactly 200.
         let legacyParse: Bool
+        /// The class map the write is on, as its path names it (nil: the default map); checked by `forward`.
+        var map: String? = nil
         /// The client's headers, `Host` among them. No query: the writes take none, so none is forwarded.
         let headers: HTTPHeaders
         /// nil when it was longer than `maximumBodySize`: refused, once the writer is known to be allowed.
@@ -43,14 +45,14 @@ struct LocationWriteForwarder: Sendable {
 
     /// A POST to a StudentLocation mount, or a PUT or DELETE of one pin (`objectId` as sent: `forward`
     /// checks it), answered once its body has arrived.
-    func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool) -> PreparedHandling {
+    func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool, map: String? = nil) -> PreparedHandling {
         let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
         let (method, headers, context) = (request.method, request.headers, request.context)
         return .deferred(
             PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop, peer in
                 forward(
                     Write(
-                        method: method, objectId: objectId, legacyParse: legacyParse, headers: headers,
+                        method: method, objectId: objectId, legacyParse: legacyParse, map: map, headers: headers,
                         body: body, requestID: requestID, peer: peer, context: context), on: eventLoop)
             })
     }
@@ -66,7 +68,7 @@ struct LocationWriteForwarder: Sendable {
             guard let account else { return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
             let path: String
             do throws(GatewayError) {
-                path = try LocationsClient.locationPath(write.objectId)
+                path = try LocationsClient.mapPrefix(write.map) + LocationsClient.locationPath(write.objectId)
             } catch {
                 return eventLoop.makeSucceededFuture(ParseWire.refusal(error, requestID: write.requestID))
             }

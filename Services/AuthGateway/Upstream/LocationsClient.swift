@@ -13,8 +13,27 @@ struct LocationsClient: Sendable {
     let http: any LocationsHop
     let timeout: TimeAmount
     let logger: Logger
+    /// Where the change feed is read: `''` for the default map's, `/maps/{slug}` for a class map's (`on(map:)`).
+    var feedPrefix = ""
 
     typealias Answer = HopAnswer
+
+    /// The same client reading a class map's change feed.
+    func on(map slug: MapSlug) -> LocationsClient {
+        var client = self
+        client.feedPrefix = Self.mapPrefix(slug)
+        return client
+    }
+
+    /// The service's paths of a class map begin with this (`/maps/{slug}`); the default map's with nothing.
+    static func mapPrefix(_ slug: MapSlug) -> String { "/maps/\(slug.rawValue)" }
+
+    /// The same, for a slug as a client's path named it: one that is not a slug names no map.
+    static func mapPrefix(_ slug: String?) throws(GatewayError) -> String {
+        guard let slug else { return "" }
+        guard let valid = MapSlug(slug) else { throw .mapNotFound }
+        return mapPrefix(valid)
+    }
 
     /// Headers passed through from the client to the service, unchanged.
     static let forwardedHeaders = ["Content-Type", "If-Match", "If-None-Match", InternalHeaders.idempotencyKey, "User-Agent"]
@@ -57,7 +76,7 @@ struct LocationsClient: Sendable {
         if !events { query += "&events=false" }
         if let within { query += "&within=\(within)" }
         return forward(
-            method: .GET, path: Self.listPath + "/changes", query: query, headers: [:], body: nil, actor: nil,
+            method: .GET, path: feedPrefix + Self.listPath + "/changes", query: query, headers: [:], body: nil, actor: nil,
             requestID: requestID, timeout: timeout + .seconds(Int64(wait)), on: eventLoop
         ).flatMapThrowing { [logger] answer in
             guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)),
