@@ -104,8 +104,11 @@ struct ServiceParts {
         let mapLists = MapListCaches(capacity: mapCacheSize) { map in
             var latest = PinQuery.latest
             latest.map = map
-            return try await log.pins(latest)
+            return CachedJSON(tagging: StudentLocationList(results: try await log.pins(latest)).json)
         }
+        let mapStore = MapStore(database: database)
+        // Several readers a map: its members, and anyone of a public map.
+        let mapAccess = MapAccessCache(capacity: mapCacheSize * 8) { key in try await mapStore.access(cachedAs: key) }
         let watch = LogWatch()
         let listening = registry.makeGauge(
             descriptor: MetricNameDescriptor(
@@ -116,11 +119,13 @@ struct ServiceParts {
             onChange: {
                 cache.invalidate()
                 mapLists.invalidate()
+                mapAccess.invalidate()
                 watch.notify()
             },
             onConnectionChange: { connected in
                 cache.setCoherent(connected)
                 mapLists.setCoherent(connected)
+                mapAccess.setCoherent(connected)
                 listening.set(connected ? 1.0 : 0.0)
             })
         let appended = registry.makeCounter(
@@ -135,6 +140,7 @@ struct ServiceParts {
         let didAppend: @Sendable () -> Void = {
             cache.invalidate()
             mapLists.invalidate()
+            mapAccess.invalidate()
             watch.notify()
             notifier.announce()
             appended.increment()
@@ -142,7 +148,7 @@ struct ServiceParts {
         self.commands = LocationCommands(log: log, didAppend: didAppend, clock: clock)
         self.mapLists = mapLists
         self.maps = MapCommands(
-            store: MapStore(database: database), didAppend: didAppend, clock: clock, defaultPinsPerStudent: pinsPerStudent)
+            store: mapStore, didAppend: didAppend, clock: clock, defaultPinsPerStudent: pinsPerStudent, accessCache: mapAccess)
     }
 }
 
@@ -159,6 +165,7 @@ extension ServiceParts {
         // No other replica writes to these pins, so the cache needs no change listener to be trusted.
         parts.cache.setCoherent(true)
         parts.mapLists.setCoherent(true)
+        parts.maps.accessCache?.setCoherent(true)
         return parts
     }
 }

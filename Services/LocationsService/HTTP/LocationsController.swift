@@ -46,17 +46,18 @@ struct LocationsController<Context: RequestContext>: Sendable {
 
     /// The map a request is on: the default map (`''`, no slug in its path; anyone reads it), or the class
     /// map its path names, once the caller (`X-Actor`, when signed in) may read it.
-    private func scope(_ request: Request, context: Context) async throws -> (map: String, access: MapAccess?) {
+    /// A read takes the access from memory while it can be trusted; a write (`cached: false`) asks the store.
+    private func scope(_ request: Request, context: Context, cached: Bool = true) async throws -> (map: String, access: MapAccess?) {
         guard let text = context.parameters.get("slug") else { return ("", nil) }
         guard let slug = MapSlug(text), let maps else { throw MapCommands.notFound }
         let actor = request.headers[HTTPField.Name(InternalHeaders.actor)!].flatMap(Actor.init(headerValue:))
-        return (slug.rawValue, try await maps.readable(slug, actor: actor))
+        return (slug.rawValue, try await maps.readable(slug, actor: actor, cached: cached))
     }
 
     /// The scope of a write: as `scope`, and the caller may post there.
     private func writeScope(_ request: Request, context: Context) async throws -> LocationCommands.Context {
         var writeContext = try Self.writeContext(request, context: context)
-        let (map, access) = try await scope(request, context: context)
+        let (map, access) = try await scope(request, context: context, cached: false)
         if let access, !access.canPost {
             throw LocationError.forbidden(
                 access.map.post == .members ? "Only members of this map may post." : "Sign in to post on this map.")
@@ -192,7 +193,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
 
     private func moderationScope(_ request: Request, context: Context) async throws -> LocationCommands.Context {
         var moderation = try Self.writeContext(request, context: context)
-        let (map, access) = try await scope(request, context: context)
+        let (map, access) = try await scope(request, context: context, cached: false)
         guard let access, access.canModerate else { throw LocationError.forbidden("Only the map's moderators may hide or unhide pins.") }
         moderation.map = map
         return moderation

@@ -12,6 +12,8 @@ struct MapCommands: Sendable {
     var clock: any WallClock = SystemClock()
     /// The deployment's cap on one student's pins, for maps that set none.
     var defaultPinsPerStudent = PinCap.defaultPinsPerStudent
+    /// Who may do what, kept for the reads of every request to a map; a change always reads the store.
+    var accessCache: MapAccessCache?
 
     static let maximumNameLength = 100
     static let maximumPinsPerStudent = 100
@@ -39,17 +41,22 @@ struct MapCommands: Sendable {
 
     // MARK: Reading
 
-    /// The map as `actor` may see it: nil (404) unless they may read it.
-    func access(_ slug: MapSlug, actor: Actor?) async throws -> MapAccess {
-        guard let access = try await store.access(slug, actorKey: actor?.key), access.canRead || access.role == .pending else {
-            throw Self.notFound
-        }
+    /// The map as `actor` may see it: nil (404) unless they may read it. `cached`: from memory when it can
+    /// be trusted (a read); a change reads the store, whose version it appends at.
+    func access(_ slug: MapSlug, actor: Actor?, cached: Bool = false) async throws -> MapAccess {
+        let found =
+            if cached, let accessCache {
+                try await accessCache.current(MapStore.cacheKey(slug, actorKey: actor?.key))
+            } else {
+                try await store.access(slug, actorKey: actor?.key)
+            }
+        guard let access = found, access.canRead || access.role == .pending else { throw Self.notFound }
         return access
     }
 
     /// A map for one who may read its pins: a pending member is still a non-member here.
-    func readable(_ slug: MapSlug, actor: Actor?) async throws -> MapAccess {
-        let access = try await access(slug, actor: actor)
+    func readable(_ slug: MapSlug, actor: Actor?, cached: Bool = false) async throws -> MapAccess {
+        let access = try await access(slug, actor: actor, cached: cached)
         guard access.canRead else { throw Self.notFound }
         return access
     }

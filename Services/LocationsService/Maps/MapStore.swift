@@ -28,6 +28,16 @@ struct MapStore: Sendable {
             signedIn: actorKey != nil)
     }
 
+    /// `access`, for a cache's key (`cacheKey`).
+    func access(cachedAs key: String) async throws -> MapAccess? {
+        let parts = key.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let slug = MapSlug(parts[0]) else { return nil }
+        return try await access(slug, actorKey: parts[1].isEmpty ? nil : String(parts[1]))
+    }
+
+    /// The key a cache of `access` keeps one caller's access to one map under.
+    static func cacheKey(_ slug: MapSlug, actorKey: String?) -> String { slug.rawValue + "\n" + (actorKey ?? "") }
+
     /// Whether a map ever had this slug (a deleted one keeps it).
     func exists(_ slug: MapSlug) async throws -> Bool {
         try await !database.query("SELECT 1 FROM locations.maps WHERE slug = \(slug.rawValue)").isEmpty
