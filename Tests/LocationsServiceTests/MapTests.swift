@@ -238,8 +238,9 @@ import Testing
     @Test func deletingAMapTakesEverythingOnItOffAndKeepsItsSlug() async throws {
         try await withLiveService { client, database in
             try await Self.classMap(client, "gone-class")
+            let body = Self.pinBody.replacingOccurrences(of: "Lagos", with: "Zanzibar Quay")
             let pin = try #require(
-                try await client.send(.post, "/maps/gone-class/v1/StudentLocation", as: Self.student, body: Self.pinBody).json["objectId"] as? String)
+                try await client.send(.post, "/maps/gone-class/v1/StudentLocation", as: Self.student, body: body).json["objectId"] as? String)
             #expect(try await client.send(.delete, "/v1/maps/gone-class", as: Self.student).status == .forbidden)
             #expect(try await client.send(.delete, "/v1/maps/gone-class", as: Self.teacher).status == .ok)
             for path in ["/maps/gone-class/v1/StudentLocation", "/maps/gone-class/v1/StudentLocation/\(pin)/history", "/v1/maps/gone-class"] {
@@ -257,6 +258,13 @@ import Testing
                 ).collect().first!.decode((Int, Int, Int).self)
             }
             #expect(left == (0, 1, 0))
+            // Once compacted, nothing of what was on the map is anywhere in the database's files.
+            let traces = ["Zanzibar Quay", Self.student.lastName, "Class gone-class"]
+            try await database.withClient { client in
+                try await Compaction.run(tables: Migrations.erasedTables, on: client, logger: TestDatabase.logger)
+                let found = try await TestDatabase.relationsHolding(traces, client)
+                #expect(found.isEmpty, "\(found)")
+            }
         }
     }
 

@@ -125,7 +125,7 @@ enum MapMigration {
             WHEN 'MapDeleted' THEN
                 INSERT INTO locations.maps (slug, name, read, post, approval, created_at, deleted_at, version)
                 VALUES (map_slug, '', 'members', 'members', false, moment, moment, event.stream_version)
-                ON CONFLICT (slug) DO UPDATE SET deleted_at = EXCLUDED.deleted_at;
+                ON CONFLICT (slug) DO UPDATE SET deleted_at = EXCLUDED.deleted_at, name = '';
                 DELETE FROM locations.map_members WHERE map = map_slug;
                 DELETE FROM locations.map_invites WHERE map = map_slug;
                 DELETE FROM locations.map_removals WHERE map = map_slug;

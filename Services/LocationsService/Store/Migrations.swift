@@ -370,7 +370,7 @@ enum Migrations {
     /// The tables an erasure deletes rows from (`Compact` rewrites them).
     static let erasedTables = [
         "locations.events", "locations.pins", "locations.pin_versions", "locations.pin_counts", "locations.map_members", "locations.map_invites",
-        "locations.map_removals",
+        "locations.map_removals", "locations.maps",
     ]
 
     static func migrator(_ client: PostgresClient, logger: Logger) -> Migrator {
