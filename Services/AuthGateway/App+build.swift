@@ -89,8 +89,10 @@ func buildRouter(
     // an app pointed at a class map logs in where it posts. One login serves every map.
     for base in ["v1", "api", "maps/:slug/v1", "maps/:slug/api"] {
         let session = router.group("\(base)/session").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
+            .add(middleware: MapSlugMiddleware())
         SessionController(sessions: parts.sessions, lifetime: configuration.sessionLifetime, cookies: cookies).addRoutes(to: session)
         let users = router.group("\(base)/users").add(middleware: GatewayErrorMiddleware(style: .session(prefixed: true)))
+            .add(middleware: MapSlugMiddleware())
         UsersController(accounts: parts.accounts, sessions: parts.sessions).addRoutes(to: users)
     }
     SignInController(signIn: parts.signIn, lifetime: configuration.sessionLifetime, cookies: cookies).addRoutes(

@@ -109,6 +109,14 @@ import Testing
             #expect(try await client.send(.get, "\(base)/v1/StudentLocation/\(pin)", headers: [member.bearer]).status == .ok)
             #expect(try await client.send(.get, "/v1/StudentLocation/\(pin)", headers: [member.bearer]).status == .notFound)
             #expect(!(try await client.send(.get, "/v1/StudentLocation").body.contains("Lima")))
+            // The map's GeoJSON answers a browser's preflight, as the default map's does.
+            let preflight = try await client.send(.options, "\(base)/v1/StudentLocation.geojson")
+            #expect(preflight.status == .noContent)
+            #expect(preflight.headers[.accessControlAllowOrigin] == "*")
+            // Logging in under a slug spelled as no slug is: not found, as everything under it.
+            let login = try await client.send(
+                .post, "/maps/SECRET-CLASS/v1/session", body: #"{"udacity":{"username":"m2@example.com","password":"\#(member.password)"}}"#)
+            #expect(login.status == .notFound)
             // A slug spelled otherwise names no map.
             for spelling in ["/maps/SECRET-CLASS", "/maps/secret-class.", "/maps/secret--class", "/maps/%73ecret-class", "/maps/.."] {
                 let reply = try await client.send(.get, "\(spelling)/v1/StudentLocation", headers: [member.bearer])

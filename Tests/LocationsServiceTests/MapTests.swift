@@ -220,6 +220,33 @@ import Testing
         }
     }
 
+    /// An `Idempotency-Key` used on one map and again on another is not a retry: the second is refused as a
+    /// reused key (422), never answered with the first map's pin. A moderator hiding a hidden pin is told so.
+    @Test func anIdempotencyKeyIsAMapsOwnAndAHiddenPinIsHiddenOnce() async throws {
+        try await withLiveService { client, _ in
+            try await Self.classMap(client, "keyed")
+            let key = HTTPField(name: HTTPField.Name(InternalHeaders.idempotencyKey)!, value: "retry-1")
+            let first = try await client.send(.post, "/maps/keyed/v1/StudentLocation", as: Self.student, body: Self.pinBody, headers: [key])
+            #expect(first.status == .ok)
+            let again = try await client.send(.post, "/maps/keyed/v1/StudentLocation", as: Self.student, body: Self.pinBody, headers: [key])
+            #expect(again.json["objectId"] as? String == first.json["objectId"] as? String)
+            let elsewhere = try await client.send(.post, "/v1/StudentLocation", as: Self.student, body: Self.pinBody, headers: [key])
+            #expect(elsewhere.status == .unprocessableContent)
+            #expect(try await client.send(.get, "/v1/StudentLocation").json["results"] as? [Any] != nil)
+
+            let pin = try #require(first.json["objectId"] as? String)
+            let reason = #"{"reason":"spam"}"#
+            #expect(try await client.send(.post, "/maps/keyed/v1/StudentLocation/\(pin)/hide", as: Self.teacher, body: reason).status == .ok)
+            let twice = try await client.send(.post, "/maps/keyed/v1/StudentLocation/\(pin)/hide", as: Self.teacher, body: reason)
+            #expect(twice.status == .conflict)
+            #expect(twice.json["error"] as? String == "The pin is hidden already.")
+            let noReason = try await client.send(.post, "/maps/keyed/v1/StudentLocation/\(pin)/unhide", as: Self.teacher)
+            #expect(noReason.status == .ok)
+            let blank = try await client.send(.post, "/maps/keyed/v1/StudentLocation/\(pin)/hide", as: Self.teacher, body: #"{"reason":"  "}"#)
+            #expect(blank.status == .badRequest)
+        }
+    }
+
     @Test func approvalKeepsANewMemberPendingUntilAModeratorLetsThemIn() async throws {
         try await withLiveService { client, _ in
             _ = try await client.send(.post, "/v1/maps", as: Self.teacher, body: #"{"slug":"approved","name":"A","approval":true}"#)

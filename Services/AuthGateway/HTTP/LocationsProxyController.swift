@@ -50,11 +50,14 @@ struct LocationsProxyController: Sendable {
         group.get("StudentLocation.geojson") { request, context in
             try await read(request, context: context, objectId: nil, query: try Self.listQuery(request.uri.query), suffix: ".geojson")
         }
-        group.on("StudentLocation.geojson", method: .options) { _, _ in
-            Response(
-                status: .noContent,
-                headers: [.accessControlAllowMethods: "GET, HEAD", .accessControlAllowHeaders: "If-None-Match", .accessControlMaxAge: "86400"])
-        }
+        group.on("StudentLocation.geojson", method: .options) { _, _ in Self.preflightAnswer }
+    }
+
+    /// A browser's preflight before it fetches the GeoJSON with headers of its own.
+    static var preflightAnswer: Response {
+        Response(
+            status: .noContent,
+            headers: [.accessControlAllowMethods: "GET, HEAD", .accessControlAllowHeaders: "If-None-Match", .accessControlMaxAge: "86400"])
     }
 
     /// The default list from the gateway's copy, while it can be trusted.

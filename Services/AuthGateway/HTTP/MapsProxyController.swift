@@ -57,19 +57,47 @@ struct MapsProxyController: Sendable {
                 try await read(
                     request, context: context, objectId: nil, query: try LocationsProxyController.listQuery(request.uri.query), suffix: ".geojson")
             }
+            .on("StudentLocation.geojson", method: .options) { _, _ in LocationsProxyController.preflightAnswer }
         router.group("maps/:slug/v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse))
             .get("events") { request, context in try await liveStream(request, context: context) }
 
         let api = router.group("v1/maps").add(middleware: GatewayErrorMiddleware(style: .parse))
         api.post { request, context in try await act(request, context: context, path: "/v1/maps", creating: true) }
         api.get { request, context in try await act(request, context: context, path: "/v1/maps") }
-        for (path, methods) in Self.apiRoutes {
+        for (route, methods) in Self.apiRoutes {
             for method in methods {
-                api.on(RouterPath(path), method: method) { request, context in
-                    try await act(request, context: context, path: request.uri.path, signedIn: !(method == .get && path == ":slug"))
+                api.on(RouterPath(route), method: method) { request, context in
+                    // The service is asked at the route's own path, made from its parameters (not the client's
+                    // spelling of it, which may end in a slash the router ignores), and the route alone says
+                    // what the request is.
+                    try await act(
+                        request, context: context, path: try Self.servicePath(route, context.parameters),
+                        signedIn: !(method == .get && route == ":slug"),
+                        joining: method == .post && route == ":slug/members", inviting: route == ":slug/invites")
                 }
             }
         }
+    }
+
+    /// Where paths are the maps' and their API's: every error below them is Parse's `{code, error}`.
+    static let roots = ["/maps", "/v1/maps"]
+
+    /// A route of the map API as the service has it: `/v1/maps/` and the route with its parameters in place,
+    /// each percent-encoded again as a path segment.
+    static func servicePath(_ route: String, _ parameters: Parameters) throws -> String {
+        var path = "/v1/maps"
+        for segment in route.split(separator: "/") {
+            guard segment.hasPrefix(":") else {
+                path += "/" + segment
+                continue
+            }
+            let value = try parameters.require(String(segment.dropFirst()))
+            guard let encoded = value.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])), !encoded.isEmpty else {
+                throw GatewayError.mapNotFound
+            }
+            path += "/" + encoded
+        }
+        return path
     }
 
     /// The map API's routes below `/v1/maps`, as the service has them.
@@ -100,7 +128,8 @@ struct MapsProxyController: Sendable {
     /// `signedIn: false`), a change is refused from other sites' pages (and counted against the write limit,
     /// as a join), and it reaches the service as the session's account.
     private func act(
-        _ request: Request, context: GatewayRequestContext, path: String, signedIn: Bool = true, creating: Bool = false
+        _ request: Request, context: GatewayRequestContext, path: String, signedIn: Bool = true, creating: Bool = false,
+        joining: Bool = false, inviting: Bool = false
     ) async throws -> Response {
         let headers = PreparedRequest(request).headers
         let changes = request.method != .get
@@ -117,7 +146,7 @@ struct MapsProxyController: Sendable {
             }
             // A join is counted against its account's writes: a stream of guessed invites is slowed as a
             // stream of pins is. (Not against its address: a class joins from one school's address at once.)
-            if let account, request.method == .post, path.hasSuffix("/members") {
+            if let account, joining {
                 if case .wait(let seconds) = try await limit.take(limit.subjects(account: account.key, address: nil)) {
                     throw GatewayError.rateLimited(retryAfter: seconds)
                 }
@@ -127,7 +156,7 @@ struct MapsProxyController: Sendable {
             method: HTTPMethod(rawValue: request.method.rawValue), path: path, query: nil, headers: headers, body: body,
             actor: account?.actor, requestID: context.requestID)
         var relayed = answer
-        if path.hasSuffix("/invites"), (200..<300).contains(answer.status) {
+        if inviting, (200..<300).contains(answer.status) {
             relayed = HopAnswer(
                 status: answer.status, headers: answer.headers,
                 body: Self.absoluteInviteURLs(answer.body, origin: Self.origin(of: request, context: context)))
@@ -176,5 +205,15 @@ struct MapsProxyController: Sendable {
         guard LocationsClient.isSafeFieldValue(origin), !origin.contains("\""), !origin.contains("\\") else { return body }
         let text = String(buffer: body).replacingOccurrences(of: #""url":"/maps/"#, with: #""url":"\#(origin)/maps/"#)
         return ByteBuffer(string: text)
+    }
+}
+
+/// The session and users routes under a class map's base URL answer for a slug as a path spells one
+/// (`MapSlug`), whether or not a map has it (logging in tells nothing of the maps); any other spelling names
+/// no map, and is 404 as everywhere under `/maps/`.
+struct MapSlugMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let slug = context.parameters.get("slug"), MapSlug(slug) == nil { throw GatewayError.mapNotFound }
+        return try await next(request, context)
     }
 }

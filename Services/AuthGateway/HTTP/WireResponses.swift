@@ -85,9 +85,10 @@ enum ErrorStyle: Sendable {
 
     /// The shape of the answer to a request no route took (none for its path, or none for its method):
     /// Parse's under the roots of the Parse API's mounts (`/parse/…`, `/1/…`), where old Parse clients send
-    /// everything and read every error as `{code, error}`; `{status, error}` elsewhere.
+    /// everything and read every error as `{code, error}`, and under the class maps and their API (`/maps/…`,
+    /// `/v1/maps/…`), whose every answer is in that shape; `{status, error}` elsewhere.
     static func unrouted(_ path: Substring) -> ErrorStyle {
-        let underParse = LocationsProxyController.parseRoots.contains { path == $0 || path.hasPrefix($0 + "/") }
+        let underParse = (LocationsProxyController.parseRoots + MapsProxyController.roots).contains { path == $0 || path.hasPrefix($0 + "/") }
         return underParse ? .parse : .session(prefixed: false)
     }
 

@@ -73,8 +73,10 @@ struct LocationsController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func geoJSON(_ request: Request, context: Context) async throws -> Response {
+        // The map first: to whoever may not read it, every request is the 404 of a map that is not there.
+        let map = try await scope(request, context: context).map
         var query = try ListQueryParser.parse(request.uri.queryParameters)
-        query.map = try await scope(request, context: context).map
+        query.map = map
         let feed = CachedJSON(tagging: StudentLocationList(results: try await commands.log.pins(query)).geoJSON, contentType: Self.geoJSONType)
         return feed.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
     }
@@ -102,8 +104,10 @@ struct LocationsController<Context: RequestContext>: Sendable {
     }
 
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
+        // The map first: to whoever may not read it, every request is the 404 of a map that is not there.
+        let map = try await scope(request, context: context).map
         var query = try ListQueryParser.parse(request.uri.queryParameters)
-        query.map = try await scope(request, context: context).map
+        query.map = map
         if !query.map.isEmpty, let mapLists {
             var latest = PinQuery.latest
             latest.map = query.map
@@ -144,7 +148,12 @@ struct LocationsController<Context: RequestContext>: Sendable {
                 throw LocationError.invalid("Idempotency-Key must be 1 to \(Self.maximumIdempotencyKeyLength) characters.")
             }
             writeContext.idempotencyKey = key
-            writeContext.requestHash = SHA256.hash(data: body.readableBytesView).hexString
+            // A class map's post is told apart by its map too: a key used on one map and again on another
+            // is a different request, not a retry (the default map's hash is the body's alone, as it always was).
+            var hash = SHA256()
+            hash.update(data: body.readableBytesView)
+            if let map = writeContext.map, !map.isEmpty { hash.update(data: Array("\u{0}map:\(map)".utf8)) }
+            writeContext.requestHash = hash.finalize().hexString
         }
         let replayOnly = request.headers[HTTPField.Name(InternalHeaders.replayOnly)!] != nil
         let (answer, replayed) = try await commands.post(input, context: writeContext, replayOnly: replayOnly)
@@ -176,8 +185,10 @@ struct LocationsController<Context: RequestContext>: Sendable {
         guard let reason = try ModerationBody.decode(try await Self.body(of: request)).reason,
             !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         else { throw LocationError.invalid("reason is required: say why the pin is hidden (it is kept in the log).") }
-        guard let pin = try await commands.pin(objectId, on: moderation.map) else { throw LocationError.notFound }
+        // A pin not on the map now may be hidden already: the hide says which (409), or that there is none (404).
+        let pin = try await commands.pin(objectId, on: moderation.map)
         let hidden = try await Self.moderating { try await commands.hide(objectId, reason: reason, context: moderation) }
+        guard let pin else { throw LocationError.notFound }
         return .json(
             MapWire.hidden(HiddenPin(pin: pin.location, reason: hidden.reason, hiddenAt: hidden.hiddenAt, hiddenBy: moderation.actor.key)))
     }

@@ -86,7 +86,9 @@ struct MapsController<Context: RequestContext>: Sendable {
     @Sendable func join(_ request: Request, context: Context) async throws -> Response {
         let actor = try Self.actor(request)
         guard let code = try await Self.body(request, as: JoinBody.self).code else { throw LocationError.invalid("code is required.") }
-        let (member, created) = try await maps.join(try Self.slug(context), code: code, actor: actor, metadata: Self.metadata(request, actor: actor))
+        // A slug that names no map is, to a guest, one more invite that lets no one in.
+        guard let slug = MapSlug(try context.parameters.require("slug")) else { throw MapCommands.noInvite }
+        let (member, created) = try await maps.join(slug, code: code, actor: actor, metadata: Self.metadata(request, actor: actor))
         return .json(MapWire.member(member), status: created ? .created : .ok)
     }
 
