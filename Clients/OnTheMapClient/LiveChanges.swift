@@ -19,7 +19,8 @@ public enum LiveUpdate: Sendable, Equatable {
 }
 
 extension OnTheMapClient {
-    /// `GET /v1/StudentLocation/events`: pin changes as they happen, for as long as the sequence is iterated.
+    /// `GET /v1/StudentLocation/events`: pin changes as they happen, for as long as the sequence is iterated;
+    /// on a class map, that map's changes alone.
     ///
     /// After a dropped connection or a gateway restart it connects again with `Last-Event-ID` set to the
     /// last event it delivered, so nothing is missed and nothing comes twice. It ends only when its consumer
@@ -38,14 +39,15 @@ extension OnTheMapClient {
                 do {
                     var headers = [("Accept", "text/event-stream")]
                     if let last { headers.append(("Last-Event-ID", last)) }
-                    let request = request(.GET, "/v1/StudentLocation/events", headers: headers)
+                    let request = request(
+                        .GET, mapPrefix + "/v1/StudentLocation/events", headers: headers, authorized: map != nil && session != nil)
                     exchangeLog?(ExchangeLog.describe(request, body: nil, hiding: []))
                     let response = try await http.execute(request, deadline: .distantFuture)
                     exchangeLog?("< \(response.status.code) (event stream)")
                     if response.status.code != 200 {
                         let buffer = try await response.body.collect(upTo: 64 * 1024)
                         let answer = Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer.readableBytesView))
-                        let error = Self.locationRouteError(answer)
+                        let error = locationRouteError(answer)
                         switch error {
                         case .throttled(let seconds, _):
                             onStatus?(.disconnected(error, retryIn: .seconds(seconds ?? 10)))

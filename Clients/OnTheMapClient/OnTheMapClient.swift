@@ -9,10 +9,15 @@ import OnTheMapShared
 /// `OnTheMapError` that says what a person must do next.
 ///
 /// Reads are public; writes need `session` (from `logIn`), sent as `Authorization: Bearer <session id>`.
+/// With `map`, the pin and session calls go to that class map (`/maps/{slug}/…`); the calls of the map API
+/// (`createMap`, `join`, …) name their map themselves.
 public struct OnTheMapClient: Sendable {
     /// The gateway's base URL, without a trailing slash: `http://127.0.0.1:8080`.
     public let gateway: String
     public var session: Session?
+    /// The class map's slug (`ios-2027`) the pin and session calls go to; nil for the gateway's default map.
+    /// One session works on every map.
+    public var map: String?
     /// How long one call may take, connection included.
     public var timeout: Duration
     /// Called with each request and answer, for `--verbose`; passwords and session ids are redacted.
@@ -21,11 +26,14 @@ public struct OnTheMapClient: Sendable {
 
     /// - Parameter httpClient: defaults to one shared by every client in the process, which fails at once
     ///   when nothing listens (rather than retrying until the timeout) and follows no redirects.
-    public init(gateway: String, session: Session? = nil, timeout: Duration = .seconds(10), httpClient: HTTPClient? = nil) {
+    public init(
+        gateway: String, session: Session? = nil, map: String? = nil, timeout: Duration = .seconds(10), httpClient: HTTPClient? = nil
+    ) {
         var base = gateway
         while base.hasSuffix("/") { base.removeLast() }
         self.gateway = base
         self.session = session
+        self.map = map
         self.timeout = timeout
         self.http = httpClient ?? Self.sharedHTTPClient
     }
@@ -51,7 +59,7 @@ public struct OnTheMapClient: Sendable {
     /// `POST /v1/session`: logs in and answers the session (this value is not changed; keep the answer).
     public func logIn(email: String, password: String) async throws(OnTheMapError) -> Session {
         let body = Self.json(["username": email, "password": password], under: "udacity")
-        let answer = try await send(.POST, "/v1/session", body: body, secrets: [password], redactAnswer: true)
+        let answer = try await send(.POST, mapPrefix + "/v1/session", body: body, secrets: [password], redactAnswer: true)
         if answer.status == 403 { throw Self.errorBody(answer).error == LoginRefusal.accountDisabled ? .accountDisabled : .wrongCredentials }
         guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
         return try Self.session(answer)
@@ -60,14 +68,14 @@ public struct OnTheMapClient: Sendable {
     /// `DELETE /v1/session`: ends the session on the server, at once, on every replica.
     public func logOut() async throws(OnTheMapError) {
         guard session != nil else { throw .notLoggedIn(message: "not logged in") }
-        let answer = try await send(.DELETE, "/v1/session", authorized: true, redactAnswer: true)
+        let answer = try await send(.DELETE, mapPrefix + "/v1/session", authorized: true, redactAnswer: true)
         guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
     }
 
     /// `GET /v1/users/me`: who the session belongs to; `notLoggedIn` once it has ended.
     public func me() async throws(OnTheMapError) -> UserProfile {
         guard session != nil else { throw .notLoggedIn(message: "not logged in") }
-        let answer = try await send(.GET, "/v1/users/me", authorized: true)
+        let answer = try await send(.GET, mapPrefix + "/v1/users/me", authorized: true)
         if answer.status == 404 { throw .notLoggedIn(message: "your session has ended") }
         guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
         return try Self.profile(answer)
@@ -75,7 +83,7 @@ public struct OnTheMapClient: Sendable {
 
     /// `GET /v1/users/{key}`: a student's public profile.
     public func user(key: String) async throws(OnTheMapError) -> UserProfile {
-        let answer = try await send(.GET, "/v1/users/\(Self.pathSegment(key))", authorized: session != nil)
+        let answer = try await send(.GET, mapPrefix + "/v1/users/\(Self.pathSegment(key))", authorized: session != nil)
         guard answer.status == 200 else { throw Self.sessionRouteError(answer) }
         return try Self.profile(answer)
     }
@@ -120,24 +128,24 @@ public struct OnTheMapClient: Sendable {
 
     /// `GET /v1/StudentLocation`: pins, newest first unless `order` says otherwise; with `at`, as they were then.
     public func list(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [StudentLocation] {
-        let answer = try await read("/v1/StudentLocation", query: query.items)
+        let answer = try await read(mapPrefix + "/v1/StudentLocation", query: query.items)
         return try Self.decode(StudentLocationList.self, answer.body[...], answer).results
     }
 
     /// The list exactly as the gateway sent it (`{"results":[…]}`), for programs that pass it on.
     public func listJSON(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [UInt8] {
-        try await read("/v1/StudentLocation", query: query.items).body
+        try await read(mapPrefix + "/v1/StudentLocation", query: query.items).body
     }
 
     /// `GET /v1/StudentLocation.geojson`: the pins the same query lists, as the gateway sent them: an RFC 7946
     /// FeatureCollection of Points at [longitude, latitude] with name, link, place and updatedAt.
     public func geoJSON(_ query: ListQuery = ListQuery()) async throws(OnTheMapError) -> [UInt8] {
-        try await read("/v1/StudentLocation.geojson", query: query.items).body
+        try await read(mapPrefix + "/v1/StudentLocation.geojson", query: query.items).body
     }
 
     /// `GET /v1/StudentLocation/{objectId}`.
     public func location(_ id: ObjectID) async throws(OnTheMapError) -> StudentLocation {
-        let answer = try await read("/v1/StudentLocation/\(Self.pathSegment(id.rawValue))")
+        let answer = try await read(pinPath(id), namesPin: true)
         return try Self.decode(StudentLocation.self, answer.body[...], answer)
     }
 
@@ -160,13 +168,14 @@ public struct OnTheMapClient: Sendable {
     }
 
     private func historyAnswer(_ id: ObjectID) async throws(OnTheMapError) -> Answer {
-        try await read("/v1/StudentLocation/\(Self.pathSegment(id.rawValue))/history")
+        try await read(pinPath(id) + "/history", namesPin: true)
     }
 
-    /// A public read of the StudentLocation routes: its answer when 200, else the error it means.
-    private func read(_ path: String, query: [(String, String)] = []) async throws(OnTheMapError) -> Answer {
-        let answer = try await send(.GET, path, query: query)
-        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+    /// A read of the StudentLocation routes: its answer when 200, else the error it means. Public on the
+    /// default map; a class map may be readable by its members only, so the session goes along when there is one.
+    private func read(_ path: String, query: [(String, String)] = [], namesPin: Bool = false) async throws(OnTheMapError) -> Answer {
+        let answer = try await send(.GET, path, query: query, authorized: map != nil && session != nil)
+        guard answer.status == 200 else { throw locationRouteError(answer, namesPin: namesPin) }
         return answer
     }
 
@@ -174,23 +183,23 @@ public struct OnTheMapClient: Sendable {
     public func post(_ pin: LocationInput, idempotencyKey: String? = nil) async throws(OnTheMapError) -> PostLocationAnswer {
         var headers: [(String, String)] = []
         if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
-        let answer = try await send(.POST, "/v1/StudentLocation", body: Array(pin.json.readableBytesView), headers: headers, authorized: true)
-        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        let answer = try await send(
+            .POST, mapPrefix + "/v1/StudentLocation", body: Array(pin.json.readableBytesView), headers: headers, authorized: true)
+        guard answer.status == 200 else { throw locationRouteError(answer, posting: true) }
         return try Self.decode(PostLocationAnswer.self, answer.body[...], answer)
     }
 
     /// `PUT /v1/StudentLocation/{objectId}`: changes your own pin.
     public func update(_ id: ObjectID, _ pin: LocationInput) async throws(OnTheMapError) -> PutLocationAnswer {
-        let answer = try await send(
-            .PUT, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))", body: Array(pin.json.readableBytesView), authorized: true)
-        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        let answer = try await send(.PUT, pinPath(id), body: Array(pin.json.readableBytesView), authorized: true)
+        guard answer.status == 200 else { throw locationRouteError(answer, namesPin: true) }
         return try Self.decode(PutLocationAnswer.self, answer.body[...], answer)
     }
 
     /// `DELETE /v1/StudentLocation/{objectId}`: removes your own pin.
     public func delete(_ id: ObjectID) async throws(OnTheMapError) {
-        let answer = try await send(.DELETE, "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))", authorized: true)
-        guard answer.status == 200 else { throw Self.locationRouteError(answer) }
+        let answer = try await send(.DELETE, pinPath(id), authorized: true)
+        guard answer.status == 200 else { throw locationRouteError(answer, namesPin: true) }
     }
 
     // MARK: Geocoding
@@ -215,6 +224,16 @@ extension OnTheMapClient {
     }
 
     static let maximumAnswerSize = 16 * 1024 * 1024
+
+    /// Where the map's routes begin: `/maps/ios-2027` for a class map, nothing for the default map.
+    var mapPrefix: String {
+        map.map { "/maps/\(Self.pathSegment($0))" } ?? ""
+    }
+
+    /// `/v1/StudentLocation/{objectId}` on this client's map.
+    func pinPath(_ id: ObjectID) -> String {
+        mapPrefix + "/v1/StudentLocation/\(Self.pathSegment(id.rawValue))"
+    }
 
     func url(_ path: String, query: [(String, String)] = []) -> String {
         guard !query.isEmpty else { return gateway + path }
@@ -349,6 +368,21 @@ extension OnTheMapClient {
         default: return .serverFault(status: answer.status, message: message)
         }
     }
+
+    /// Errors of the StudentLocation routes on this client's map. A class map answers 404 alike when it does
+    /// not exist and when the caller may not read it: on a route that names no pin (`namesPin` false) that is
+    /// all a 404 can mean. A 403 to a post there is the map's rule on who posts, not a pin's owner.
+    func locationRouteError(_ answer: Answer, namesPin: Bool = false, posting: Bool = false) -> OnTheMapError {
+        guard let map else { return Self.locationRouteError(answer) }
+        switch answer.status {
+        case 404 where !namesPin || Self.errorBody(answer).error != Self.pinNotFound: return .noSuchMap(slug: map)
+        case 403 where posting: return .notAllowed(message: Self.errorBody(answer).error ?? "HTTP 403")
+        default: return Self.locationRouteError(answer)
+        }
+    }
+
+    /// The gateway's words for an unknown pin, on every map.
+    static let pinNotFound = "Object not found."
 
     /// Errors of the StudentLocation routes: Parse's `{code, error}`.
     static func locationRouteError(_ answer: Answer) -> OnTheMapError {

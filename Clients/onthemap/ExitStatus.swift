@@ -15,6 +15,8 @@ enum ExitStatus: Int32, CaseIterable {
     case notFound = 9
     case cancelled = 10
     case accountDisabled = 11
+    case noSuchMap = 12
+    case notAllowed = 13
     case usage = 64
 
     var meaning: String {
@@ -27,9 +29,11 @@ enum ExitStatus: Int32, CaseIterable {
         case .throttled: "too many attempts; wait and try again"
         case .notYours: "the pin belongs to someone else"
         case .refused: "the gateway refused the input"
-        case .notFound: "no such pin or place"
+        case .notFound: "no such pin, place, member or invite"
         case .cancelled: "you said no"
         case .accountDisabled: "the account is disabled; ask the people who run the gateway"
+        case .noSuchMap: "no such map, or it is for its members only"
+        case .notAllowed: "your role on the map does not allow it"
         case .usage: "wrong usage"
         }
     }
@@ -69,6 +73,14 @@ struct CommandFailure: Error {
             self.init("refused: \(message)", .refused)
         case .notFound(let message):
             self.init(message, .notFound)
+        case .noSuchMap(let slug):
+            self.init(
+                "no map \(slug) on \(gateway), or it is for its members only: check the name, log in (onthemap login), "
+                    + "or join it with an invite (onthemap maps join URL)", .noSuchMap)
+        case .notAllowed(let message):
+            self.init("not allowed: \(message)", .notAllowed)
+        case .invalidInvite:
+            self.init("that invite does not work: it is wrong, revoked, expired or used up; ask for a new one", .notFound)
         case .serverFault(let status, let message):
             self.init("the gateway failed (HTTP \(status)): \(message) Try again shortly.", .failure)
         }

@@ -15,7 +15,7 @@ struct DeleteCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await global.perform {
-            let client = try global.loggedInClient()
+            let client = try global.loggedInMapClient()
             let pin: StudentLocation
             if let objectId {
                 pin = try await Spinner.run("finding the pin…") { try await client.location(ObjectID(objectId)) }

@@ -19,7 +19,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await global.perform {
-            let client = objectId == nil ? try global.loggedInClient() : global.client()
+            let client = objectId == nil ? try global.loggedInMapClient() : try global.mapClient()
             let id: ObjectID
             if let objectId { id = ObjectID(objectId) } else { id = try await ownPinID(client) }
             if json {

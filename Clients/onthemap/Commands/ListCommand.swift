@@ -24,7 +24,7 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await global.perform {
-            let client = mine ? try global.loggedInClient() : global.client()
+            let client = mine ? try global.loggedInMapClient() : try global.mapClient()
             let query = OnTheMapClient.ListQuery(
                 limit: limit == 100 ? nil : limit, uniqueKey: mine ? client.session?.accountKey : nil, at: at.map(Moment.init))
             do {
@@ -43,8 +43,9 @@ struct ListCommand: AsyncParsableCommand {
         }
         let pins = try await Spinner.run("loading pins…") { try await client.list(query) }
         if pins.isEmpty {
-            let empty = mine ? "you have no pin yet; post one with: onthemap post" : "no pins yet"
-            Terminal.standardError(at.map { mine ? "you had no pin at \($0)" : "no pins at \($0)" } ?? empty)
+            let onMap = GlobalOptions.onMap(client)
+            let empty = mine ? "you have no pin\(onMap) yet; post one with: onthemap post" : "no pins\(onMap) yet"
+            Terminal.standardError(at.map { mine ? "you had no pin\(onMap) at \($0)" : "no pins\(onMap) at \($0)" } ?? empty)
             return
         }
         Terminal.standardOutput(PinTable.render(pins, width: Terminal.width).joined(separator: "\n"))

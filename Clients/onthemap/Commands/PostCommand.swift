@@ -27,7 +27,7 @@ struct PostCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await global.perform {
-            let client = try global.loggedInClient()
+            let client = try global.loggedInMapClient()
             let place = location.trimmingCharacters(in: .whitespaces)
             let candidates: [GeocodeCandidate]
             do {
@@ -49,11 +49,11 @@ struct PostCommand: AsyncParsableCommand {
                     throw CommandFailure("nothing posted (use --new to add another pin)", .cancelled)
                 }
                 let answer = try await Spinner.run("moving your pin…") { try await client.update(existing.objectId, pin) }
-                report("moved your pin to \(chosen.displayName)")
+                report("moved your pin\(GlobalOptions.onMap(client)) to \(chosen.displayName)")
                 Terminal.standardOutput(answer.objectId.rawValue)
             } else {
                 let answer = try await Spinner.run("posting…") { try await client.post(pin, idempotencyKey: UUID().uuidString) }
-                report("posted your pin at \(chosen.displayName)")
+                report("posted your pin\(GlobalOptions.onMap(client)) at \(chosen.displayName)")
                 Terminal.standardOutput(answer.objectId.rawValue)
             }
         }

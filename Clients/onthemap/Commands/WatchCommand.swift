@@ -23,9 +23,9 @@ struct WatchCommand: AsyncParsableCommand {
         }
         defer { interrupt.cancel() }
         try await global.perform {
-            let client = global.client()
+            let client = try global.mapClient()
             let gateway = client.gateway
-            if Terminal.isTerminal(STDERR_FILENO) { Terminal.standardError("watching \(gateway); Ctrl-C stops") }
+            if Terminal.isTerminal(STDERR_FILENO) { Terminal.standardError("watching \(gateway)\(GlobalOptions.onMap(client)); Ctrl-C stops") }
             let changes = client.liveChanges { status in
                 switch status {
                 case .connected: break

@@ -89,16 +89,27 @@ final class ClientSystem: @unchecked Sendable {
 extension CLI {
     /// Ada Lovelace signed up through the CLI, so its session file is the one later commands use.
     func signUpAda(password: String = "correct horse battery") async throws {
-        let signUp = try await run(
-            ["signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace", "--password-stdin"],
-            input: password + "\n")
-        try #require(signUp.status == 0, "\(signUp)")
+        try await signUp("ada@example.com", "Ada", "Lovelace", password: password)
     }
 
     /// The same, and a client of Ada's with a session of its own, for what the test does beside the CLI.
     func signUpAda(_ system: ClientSystem, password: String = "correct horse battery") async throws -> OnTheMapClient {
-        try await signUpAda(password: password)
-        return system.client(try await system.client().logIn(email: "ada@example.com", password: password))
+        try await signUp("ada@example.com", "Ada", "Lovelace", password: password, system: system)
+    }
+
+    /// A new account signed up through the CLI, so its session file is the one later commands use.
+    func signUp(_ email: String, _ firstName: String, _ lastName: String, password: String = "correct horse battery") async throws {
+        let signUp = try await run(
+            ["signup", "--email", email, "--first-name", firstName, "--last-name", lastName, "--password-stdin"], input: password + "\n")
+        try #require(signUp.status == 0, "\(signUp)")
+    }
+
+    /// The same, and a client of that account with a session of its own, for what the test does beside the CLI.
+    func signUp(
+        _ email: String, _ firstName: String, _ lastName: String, password: String = "correct horse battery", system: ClientSystem
+    ) async throws -> OnTheMapClient {
+        try await signUp(email, firstName, lastName, password: password)
+        return system.client(try await system.client().logIn(email: email, password: password))
     }
 }
 
