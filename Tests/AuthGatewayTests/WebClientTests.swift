@@ -8,8 +8,8 @@ import Testing
 
 @testable import AuthGateway
 
-/// The web client as the gateway serves it: the page at `/`, its files, Leaflet, validators, compression
-/// and the page's security headers.
+/// The web client as the gateway serves it: the page at `/` and at a class map's and an invite's
+/// addresses, its files, Leaflet, validators, compression and the page's security headers.
 @Suite struct WebClientTests {
     static let tiles = "https://{s}.tiles.example.org/{z}/{x}/{y}.png"
 
@@ -81,6 +81,42 @@ import Testing
             #expect(reply.body.contains(#"data-identity-provider="local""#))
             #expect(reply.body.contains(#"data-sign-up-url="""#))
             #expect(!reply.body.contains("{{"), "every setting filled in")
+        }
+    }
+
+    @Test func aClassMapsPageAndItsInvitePageAreThePageWithItsPolicy() async throws {
+        try await Self.withWebGateway { client in
+            let root = try await client.send(.get, "/")
+            for path in [
+                "/maps/ios-2027/", "/maps/ios-2027", "/maps/a1b/", "/maps/\(String(repeating: "x", count: 40))/",
+                "/maps/ios-2027/join/Zm9vYmFyLWJhel9xdXV4MDE", "/maps/ios-2027/join/Zm9vYmFyLWJhel9xdXV4MDE/",
+            ] {
+                let reply = try await client.send(.get, path)
+                #expect(reply.status == .ok, "\(path)")
+                #expect(reply.headers[.contentType] == "text/html; charset=utf-8", "\(path)")
+                #expect(reply.headers[.contentSecurityPolicy] == root.headers[.contentSecurityPolicy], "\(path)")
+                #expect(reply.headers[.eTag] == root.headers[.eTag], "\(path): the same page, one validator")
+                #expect(reply.body == root.body, "\(path)")
+            }
+        }
+    }
+
+    @Test func aPathWhoseSlugOrCodeIsSpelledOtherwiseIsNotAPage() async throws {
+        try await Self.withWebGateway { client in
+            let notSlugs = [
+                "IOS-2027", "ios%2D2027", "ios%2d2027", "i%D0%BEs-2027", "ab", "a--b", "-abc", "abc-", "ios_2027", "ios.2027",
+                String(repeating: "x", count: 41), "..", ".", "%2e%2e",
+            ]
+            let notCodes = ["bad%20code", "a.b", "\(String(repeating: "A", count: 65))", "abc%2Fdef", "%41%42%43"]
+            let paths = notSlugs.flatMap { ["/maps/\($0)/", "/maps/\($0)/join/Zm9vYmFy"] } + notCodes.map { "/maps/ios-2027/join/\($0)" }
+            // Raw, so nothing between the test and the gateway tidies the path.
+            for path in paths {
+                let connection = try RawConnection(port: client.port!)
+                try connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let answer = try await blocking { try connection.receiveResponse() }
+                #expect(answer.hasPrefix("HTTP/1.1 404"), "\(path): \(answer.prefix(80))")
+                #expect(!answer.contains("<html"), "\(path)")
+            }
         }
     }
 

@@ -30,10 +30,11 @@ web_stack_start_oidc_provider() {
     STACK_OIDC_DIR=$(mktemp -d /tmp/onthemap-web-oidc.XXXXXX)
     STACK_OIDC_CLIENT_ID=on-the-map
     STACK_OIDC_CLIENT_SECRET=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
-    # The interpreter itself, so that the process id is the provider's and SIGTERM stops it.
+    # The interpreter itself, so that the process id is the provider's and SIGTERM stops it. The secret may
+    # begin with "-": it is given with "=", so that it is not read as an option.
     python=$(python3 -c 'import sys; print(sys.executable)')
     "$python" "$(dirname "${BASH_SOURCE[0]}")/../oidc/provider.py" serve --dir "$STACK_OIDC_DIR" \
-        --port-file "$STACK_OIDC_DIR/port" --client-id "$STACK_OIDC_CLIENT_ID" --client-secret "$STACK_OIDC_CLIENT_SECRET" \
+        --port-file "$STACK_OIDC_DIR/port" --client-id "$STACK_OIDC_CLIENT_ID" --client-secret="$STACK_OIDC_CLIENT_SECRET" \
         --redirect-uri "$redirect" --user "$STACK_OIDC_USER" >"$STACK_WORK/oidc-provider.log" 2>&1 &
     local pid=$!
     STACK_PIDS+=($pid)

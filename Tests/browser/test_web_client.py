@@ -3,10 +3,15 @@
 Each test asserts what a student sees. The tests run in order on one browser: they share the students
 seeded in setUpClass and the pins the earlier tests post.
 """
+import base64
+import contextlib
 import datetime
 import json
 import os
+import re
+import shutil
 import subprocess
+import tempfile
 import time
 import unittest
 import urllib.error
@@ -19,7 +24,7 @@ from selenium.common.exceptions import NoAlertPresentException, StaleElementRefe
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 GATEWAY = os.environ["STACK_GATEWAY"]
 GATEWAY_NO_TILES = os.environ["STACK_GATEWAY_NO_TILES"]
@@ -105,6 +110,53 @@ def pins(at=None):
     return answer["results"]
 
 
+def new_browser():
+    """Headless Chromium as the tests drive it, with the watchers in every page."""
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1280,800", "--lang=en-US"]:
+        options.add_argument(argument)
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCHERS})
+    return driver
+
+
+def ensure_qr_reader():
+    """zbar's zbarimg, the reader behind many phones' scanner apps, installed from Debian when missing."""
+    if shutil.which("zbarimg"):
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    install = ["apt-get", "install", "-y", "-qq", "zbar-tools"]
+    if subprocess.run(install, env=env, capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
+        subprocess.run(install, env=env, capture_output=True, check=True)
+
+
+def read_qr(png):
+    """The text of the one QR code in a PNG image, as zbar reads it ("" when it finds none)."""
+    ensure_qr_reader()
+    with tempfile.NamedTemporaryFile(suffix=".png") as image:
+        image.write(png)
+        image.flush()
+        result = subprocess.run(["zbarimg", "--raw", "--quiet", "-Sdisable", "-Sqrcode.enable", image.name],
+                                capture_output=True)
+    return result.stdout.decode("utf-8").removesuffix("\n")
+
+
+# Bytes a QR code holds in byte mode at levels L and M (ISO/IEC 18004, table 7), by version.
+QR_CAPACITY = {
+    "L": {1: 17, 2: 32, 3: 53, 4: 78, 5: 106, 6: 134, 7: 154, 8: 192, 9: 230, 10: 271, 20: 858, 27: 1465, 40: 2953},
+    "M": {1: 14, 2: 26, 3: 42, 4: 62, 5: 84, 6: 106, 7: 122, 8: 152, 9: 180, 10: 213, 20: 666, 27: 1125, 40: 2331},
+}
+
+CLASS_SLUG, CLASS_NAME = "ios-2027", "iOS 2027"
+TEACHER, STUDENT, LATECOMER, OUTSIDER = "grace@example.com", "linus@example.com", "max@example.com", "ada@example.com"
+CLASS_PAGE = f"{GATEWAY}/maps/{CLASS_SLUG}/"
+
+
 def iso(milliseconds):
     moment = datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -142,17 +194,11 @@ class WebClientTests(unittest.TestCase):
         sign_up("ada@example.com", "Ada", "Lovelace")
         sign_up("throttled@example.com", "Tom", "Tries")
 
-        options = webdriver.ChromeOptions()
-        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                         "--window-size=1280,800", "--lang=en-US"]:
-            options.add_argument(argument)
-        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
-        cls.driver = webdriver.Chrome(options=options, service=service)
-        cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCHERS})
+        cls.driver = new_browser()
         cls.browser_log = []
         cls.history = None
+        cls.class_browser = None
+        cls.invite = None
 
     @classmethod
     def known_history(cls):
@@ -190,7 +236,15 @@ class WebClientTests(unittest.TestCase):
         return cls.history
 
     @classmethod
+    def classroom(cls):
+        """The class is made of students seeded before (the gateway takes few sign-ups from one address): Grace
+        teaches, Linus is her student, Max asks to join later, and Ada stays outside."""
+        cls.known_history()
+
+    @classmethod
     def tearDownClass(cls):
+        if cls.class_browser:
+            cls.class_browser.quit()
         cls.driver.quit()
 
     # Helpers
@@ -872,6 +926,328 @@ class WebClientTests(unittest.TestCase):
         self.assertTrue(self.visible("login-form"))
         self.assertFalse(self.visible("provider-sign-in"))
 
+
+    # Class maps: a teacher's map at /maps/{slug}/, its invite link and QR code, members and moderation
+
+    @contextlib.contextmanager
+    def in_second_browser(self):
+        """The helpers drive a second browser meanwhile (a student beside the teacher), with its own cookies."""
+        if not type(self).class_browser:
+            type(self).class_browser = new_browser()
+        self.driver = type(self).class_browser
+        try:
+            yield
+        finally:
+            del self.driver
+
+    def open_class_map(self, email):
+        """The class map's page, logged in as `email` (the account logged in already, or through the form)."""
+        self.driver.get(CLASS_PAGE)
+        self.wait_for(lambda: self.visible("login-view") or self.visible("app-view") or self.visible("map-message-view"))
+        if self.visible("login-view"):
+            self.log_in_through_form(email)
+        self.wait_for(lambda: self.visible("app-view"), message=f"the class map did not open for {email}")
+        self.wait_for(lambda: self.text("live-status") == "Live", message="the class map's live feed did not connect")
+
+    def maps_in_switcher(self):
+        """The switcher's maps as (name, role note, whether it is the map shown), once it has listed them."""
+        if self.by_id("maps-menu").is_displayed():
+            self.by_id("maps-button").click()
+        self.by_id("maps-button").click()
+        self.wait_for(lambda: self.visible("maps-menu") and self.by_id("maps-list").get_attribute("aria-busy") == "false",
+                      message="the switcher did not list the maps")
+
+        def listed():
+            return [(item.find_element(By.TAG_NAME, "a").text,
+                     item.find_element(By.CSS_SELECTOR, ".map-role").text,
+                     item.find_element(By.TAG_NAME, "a").get_attribute("aria-current") == "page")
+                    for item in self.driver.find_elements(By.CSS_SELECTOR, "#maps-list li")]
+        return listed()
+
+    def close_switcher(self):
+        if self.visible("maps-menu"):
+            self.by_id("maps-button").click()
+
+    def open_management(self):
+        self.maps_in_switcher()
+        self.by_id("manage-map").click()
+        self.wait_for(lambda: self.visible("manage-dialog"), message="Manage this map did not open")
+
+    def session_of_this_browser(self):
+        return self.driver.get_cookie(SESSION_COOKIE)["value"]
+
+    def test_19_a_teacher_creates_a_members_only_map_and_the_switcher_lists_it(self):
+        self.classroom()
+        self.driver.delete_all_cookies()
+        self.ensure_logged_in(TEACHER)
+        self.assertEqual(self.maps_in_switcher(), [("On The Map", "everyone", True)])
+        self.assertFalse(self.visible("manage-map"), "the default map offered managing")
+        self.by_id("my-maps").click()
+        self.wait_for(lambda: self.visible("maps-dialog") and self.visible("my-maps-empty"), message="My maps did not open")
+        self.by_id("new-map-name").send_keys(CLASS_NAME)
+        self.assertEqual(self.by_id("new-map-slug").get_attribute("value"), CLASS_SLUG, "no address suggested from the name")
+        self.assertEqual(self.text("new-map-slug-preview"), CLASS_SLUG)
+        Select(self.by_id("new-map-read")).select_by_visible_text("Only its members")
+        Select(self.by_id("new-map-post")).select_by_visible_text("Only its members")
+        self.assert_accessible("my maps and creating a map")
+        self.screenshot("desktop-create-map")
+        self.by_id("create-map-submit").click()
+        self.wait_for(lambda: self.driver.current_url == CLASS_PAGE and self.visible("app-view"), message="the new map did not open")
+        self.wait_for(lambda: self.text("live-status") == "Live")
+        self.assertEqual(self.text("map-name"), CLASS_NAME)
+        self.assertEqual(self.driver.title, f"{CLASS_NAME} · On The Map")
+        self.assertEqual(self.markers(), [], "the new map shows pins")
+        self.assertEqual(self.maps_in_switcher(), [("On The Map", "everyone", False), (CLASS_NAME, "owner", True)])
+        self.assertTrue(self.visible("manage-map"), "its owner cannot manage the map")
+        self.assert_accessible("the map switcher")
+        self.close_switcher()
+        status, answer = api("GET", f"/v1/maps/{CLASS_SLUG}", session=self.session_of_this_browser())
+        self.assertEqual(status, 200, answer)
+        self.assertEqual((answer["name"], answer["read"], answer["post"], answer["role"]), (CLASS_NAME, "members", "members", "owner"))
+
+    def test_20_the_invite_links_qr_code_reads_as_the_link_on_screen_and_on_a_projector(self):
+        self.open_class_map(TEACHER)
+        self.open_management()
+        Select(self.by_id("invite-expires")).select_by_visible_text("1 week")
+        self.by_id("invite-create").click()
+        self.wait_for(lambda: self.visible("invite") and self.by_id("invite-url").get_attribute("value"), message="no invite link")
+        link = self.by_id("invite-url").get_attribute("value")
+        self.assertRegex(link, rf"^{re.escape(CLASS_PAGE)}join/[A-Za-z0-9_-]{{22}}$")
+        self.assertEqual(read_qr(self.by_id("invite-qr").screenshot_as_png), link, "the QR code on screen is not the link")
+        self.wait_for(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#invite-list li.manage-item")) == 1,
+                      message="the new link is not listed")
+        self.assertIn("works until", self.driver.find_element(By.CSS_SELECTOR, "#invite-list .manage-details").text)
+        self.screenshot("desktop-manage-map")
+        self.assert_accessible("managing a map")
+
+        self.by_id("invite-project").click()
+        self.wait_for(lambda: self.visible("qr-dialog"))
+        self.assertEqual(self.text("qr-title"), f"Join {CLASS_NAME}")
+        self.assertEqual(self.text("qr-url"), link)
+        big = self.by_id("qr-big")
+        shortest = self.driver.execute_script("return Math.min(innerWidth, innerHeight)")
+        self.assertGreaterEqual(big.rect["width"], 0.7 * shortest, "the projector's QR code is small")
+        self.assertEqual(read_qr(big.screenshot_as_png), link, "the projector's QR code is not the link")
+        self.screenshot("desktop-invite-projector")
+        self.assert_accessible("the invite for a projector")
+        self.by_id("qr-close").click()
+        self.by_id("manage-close").click()
+        self.wait_for(lambda: not self.visible("manage-dialog"))
+        type(self).invite = link
+        self.assert_no_script_ran_and_no_csp_violation()
+
+    def test_21_the_qr_encoder_picks_the_smallest_version_and_reads_back_up_to_version_40(self):
+        self.open_page()
+        filler = f"{CLASS_PAGE}join/" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_" * 80
+        cases = [(level, version, filler[:capacity]) for level, capacities in QR_CAPACITY.items()
+                 for version, capacity in capacities.items()]
+        # One byte more than a version holds takes the next; a text that is not ASCII says it is UTF-8.
+        cases += [(level, version + 1, filler[:capacity + 1]) for level, capacities in QR_CAPACITY.items()
+                  for version, capacity in capacities.items() if version < 10]
+        cases.append(("M", 1, "Zoë → 🗺"))
+        self.driver.set_script_timeout(60)
+        drawn = self.driver.execute_async_script("""
+            const [cases, done] = [arguments[0], arguments[arguments.length - 1]];
+            import('/web/js/qr.js').then(({ encode, drawOn }) => done(cases.map(([level, , text]) => {
+              const modules = encode(text, { level });
+              const canvas = document.createElement('canvas');
+              drawOn(canvas, modules, 4);
+              return { size: modules.length, png: canvas.toDataURL('image/png') };
+            })), (error) => done({ error: String(error) }));
+        """, cases)
+        self.assertNotIn("error", drawn)
+        for (level, version, text), symbol in zip(cases, drawn):
+            self.assertEqual(symbol["size"], 17 + 4 * version, f"{len(text.encode())} bytes at level {level}")
+            png = base64.b64decode(symbol["png"].split(",", 1)[1])
+            self.assertEqual(read_qr(png), text, f"version {version}-{level} did not read back")
+
+    def test_22_a_student_logs_in_from_the_invite_joins_posts_and_the_teacher_sees_it_live(self):
+        self.assertTrue(self.invite, "no invite link from the test before")
+        self.classroom()
+        self.open_class_map(TEACHER)
+        self.wait_for_markers(0)
+        with self.in_second_browser():
+            self.driver.delete_all_cookies()
+            self.driver.get(self.invite)
+            self.wait_for(lambda: self.visible("login-view"), message="the invite did not ask to log in")
+            self.assertEqual(self.text("login-message"), "Log in, or sign up, to join this map.")
+            self.log_in_through_form(STUDENT)
+            self.wait_for(lambda: self.driver.current_url == CLASS_PAGE and self.visible("app-view"),
+                          message="joining did not land on the class map")
+            self.assertEqual(self.text("map-name"), CLASS_NAME)
+            self.assertEqual(self.maps_in_switcher(), [("On The Map", "everyone", False), (CLASS_NAME, "member", True)])
+            self.assertFalse(self.visible("manage-map"), "a member is offered managing the map")
+            self.close_switcher()
+            self.wait_for(lambda: self.text("live-status") == "Live")
+            self.by_id("add-pin").click()
+            self.wait_for(lambda: self.visible("post-dialog"))
+            self.by_id("post-place").send_keys("Berlin, Germany")
+            self.by_id("post-link").send_keys("https://example.com/linus")
+            self.by_id("find-submit").click()
+            self.wait_for(lambda: self.visible("confirm-form"), message="no preview after Find on the map")
+            self.by_id("confirm-submit").click()
+            self.wait_for(lambda: not self.visible("post-dialog"), message="the dialog stayed open after Finish")
+            self.wait_for_markers(1)
+            session = self.session_of_this_browser()
+            self.assert_no_script_ran_and_no_csp_violation()
+        self.wait_for_markers(1, timeout=3)
+        self.assertEqual(self.marker_names(), ["Linus Torvalds"])
+        status, answer = api("GET", f"/maps/{CLASS_SLUG}/v1/StudentLocation?limit=100", session=session)
+        self.assertEqual(status, 200, answer)
+        self.assertEqual([(name(p), p["mapString"]) for p in answer["results"]], [("Linus Torvalds", "Berlin, Germany")])
+        self.assertNotIn("https://example.com/linus", [pin["mediaURL"] for pin in pins()], "the class map's pin is on the default map")
+
+    def test_23_the_teacher_hides_the_pin_with_a_reason_and_the_student_no_longer_sees_it(self):
+        self.open_class_map(TEACHER)
+        self.wait_for_markers(1)
+        with self.in_second_browser():
+            self.open_class_map(STUDENT)
+            self.wait_for_markers(1)
+            self.show_tab("list")
+            self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, ".row-hide"), [], "a member is offered hiding pins")
+            self.show_tab("map")
+        self.show_tab("list")
+        self.driver.find_element(By.CSS_SELECTOR, "#pin-list .row-hide").click()
+        self.wait_for(lambda: self.visible("hide-dialog"), message="Hide did not ask for a reason")
+        self.assertIn("Linus Torvalds", self.text("hide-text"))
+        self.by_id("hide-submit").click()
+        self.wait_for(lambda: self.text("hide-error") == "Say why the pin is hidden.")
+        self.assert_accessible("hiding a pin")
+        self.by_id("hide-reason").send_keys("Not a place in this class")
+        self.by_id("hide-submit").click()
+        self.wait_for(lambda: not self.visible("hide-dialog"), message="the pin was not hidden")
+        self.wait_for(lambda: self.list_rows() == [], message="the hidden pin is still listed")
+        self.show_tab("map")
+        self.wait_for_markers(0)
+        with self.in_second_browser():
+            self.wait_for_markers(0, timeout=3)
+            self.driver.refresh()
+            self.wait_for(lambda: self.visible("app-view"))
+            self.wait_for(lambda: self.text("live-status") == "Live")
+            self.assertEqual(self.markers(), [], "the hidden pin came back after a reload")
+            session = self.session_of_this_browser()
+        status, answer = api("GET", f"/maps/{CLASS_SLUG}/v1/StudentLocation?limit=100", session=session)
+        self.assertEqual((status, answer["results"]), (200, []))
+
+        self.open_management()
+        self.wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#hidden-list .manage-item"), message="no hidden pin listed")
+        hidden = self.driver.find_element(By.CSS_SELECTOR, "#hidden-list .manage-item")
+        self.assertEqual(hidden.find_element(By.CSS_SELECTOR, ".manage-what").text, "Linus Torvalds")
+        self.assertEqual(hidden.find_element(By.CSS_SELECTOR, ".hidden-reason").text, "Reason: Not a place in this class")
+        self.screenshot("desktop-hidden-pins")
+
+    def test_24_showing_a_hidden_pin_again_returns_it_to_everyone(self):
+        self.open_class_map(TEACHER)
+        with self.in_second_browser():
+            self.open_class_map(STUDENT)
+            self.wait_for_markers(0)
+        self.open_management()
+        self.wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#hidden-list .manage-item button"))
+        self.driver.find_element(By.CSS_SELECTOR, "#hidden-list .manage-item button").click()
+        self.wait_for(lambda: self.visible("hidden-empty"), message="the pin is still listed as hidden")
+        self.by_id("manage-close").click()
+        self.wait_for_markers(1)
+        with self.in_second_browser():
+            self.wait_for_markers(1, timeout=3)
+            self.assertEqual(self.marker_names(), ["Linus Torvalds"])
+
+    def test_25_the_members_page_approves_changes_a_role_and_removes(self):
+        self.open_class_map(TEACHER)
+        status, answer = api("PATCH", f"/v1/maps/{CLASS_SLUG}", {"approval": True}, session=self.session_of_this_browser())
+        self.assertEqual(status, 200, answer)
+        with self.in_second_browser():
+            self.driver.delete_all_cookies()
+            self.driver.get(self.invite)
+            self.wait_for(lambda: self.visible("login-view"))
+            self.log_in_through_form(LATECOMER)
+            self.wait_for(lambda: self.visible("map-message-view"), message="joining with approval on showed no message")
+            self.assertEqual(self.text("map-message-title"), "Waiting for approval")
+            self.screenshot("desktop-waiting-for-approval")
+            latecomer = self.session_of_this_browser()
+        self.open_management()
+
+        def members():
+            return {item.find_element(By.CSS_SELECTOR, ".manage-what").text: item.get_attribute("data-role")
+                    for item in self.driver.find_elements(By.CSS_SELECTOR, "#member-list .manage-item")}
+        self.wait_for(lambda: members() == {"Grace Hopper": "owner", "Linus Torvalds": "member", "Max Planck": "pending"},
+                      message=f"members listed: {members()}")
+        self.assert_accessible("the members")
+        self.driver.find_element(By.CSS_SELECTOR, "#member-list button[aria-label='Approve Max Planck']").click()
+        self.wait_for(lambda: members().get("Max Planck") == "member", message="approving did not make a member")
+        status, _ = api("GET", f"/maps/{CLASS_SLUG}/v1/StudentLocation", session=latecomer)
+        self.assertEqual(status, 200, "the approved member cannot read the map")
+
+        Select(self.driver.find_element(By.CSS_SELECTOR, "#member-list select[aria-label='Role of Linus Torvalds']")).select_by_value("moderator")
+        self.wait_for(lambda: members().get("Linus Torvalds") == "moderator", message="the role did not change")
+
+        self.driver.find_element(By.CSS_SELECTOR, "#member-list button[aria-label='Remove Max Planck']").click()
+        self.wait_for(lambda: self.visible("question-dialog"), message="removing did not ask first")
+        self.by_id("question-yes").click()
+        self.wait_for(lambda: "Max Planck" not in members(), message="the removed member is still listed")
+        self.screenshot("desktop-members")
+        self.by_id("manage-close").click()
+        status, _ = api("GET", f"/maps/{CLASS_SLUG}/v1/StudentLocation", session=latecomer)
+        self.assertEqual(status, 404, "a removed member still reads the map")
+        status, answer = api("POST", f"/v1/maps/{CLASS_SLUG}/members", {"code": self.invite.rsplit("/", 1)[1]}, session=latecomer)
+        self.assertEqual(status, 404, f"a removed member rejoined with an invite made before: {answer}")
+
+    def test_26_someone_outside_the_class_sees_not_found_and_a_bad_invite_says_so(self):
+        self.classroom()
+        self.driver.delete_all_cookies()
+        self.driver.get(CLASS_PAGE)
+        self.wait_for(lambda: self.visible("login-view"))
+        self.log_in_through_form(OUTSIDER)
+        self.wait_for(lambda: self.visible("map-message-view"), message="a non-member was shown something else")
+        self.assertEqual(self.text("map-message-title"), "Map not found")
+        self.assertFalse(self.visible("app-view"))
+        self.assertEqual(self.markers(), [])
+        self.screenshot("desktop-map-not-found")
+        self.assert_accessible("a map not found")
+        status, _ = api("GET", f"/maps/{CLASS_SLUG}/v1/StudentLocation", session=self.session_of_this_browser())
+        self.assertEqual(status, 404)
+
+        self.driver.get(f"{GATEWAY}/maps/no-such-class/")
+        self.wait_for(lambda: self.visible("map-message-view"))
+        self.assertEqual(self.text("map-message-title"), "Map not found", "a map that does not exist reads otherwise")
+
+        self.driver.get(f"{CLASS_PAGE}join/{'A' * 22}")
+        self.wait_for(lambda: self.visible("map-message-view"))
+        self.assertEqual(self.text("map-message-title"), "This invite link does not work")
+        self.assertIn("expired", self.text("map-message-text"))
+
+        self.by_id("map-message-log-out").click()
+        self.wait_for(lambda: self.visible("login-form"), message="Log in as someone else did not show the login")
+        self.assert_no_script_ran_and_no_csp_violation()
+
+    def test_27_a_new_student_signs_up_from_the_invite_and_lands_on_the_map_on_a_phone(self):
+        self.assertTrue(self.invite, "no invite link from the tests before")
+        status, answer = api("PATCH", f"/v1/maps/{CLASS_SLUG}", {"approval": False}, session=log_in(TEACHER))
+        self.assertEqual(status, 200, answer)
+        with self.in_second_browser():
+            self.driver.set_window_size(360, 740)
+            try:
+                self.driver.delete_all_cookies()
+                self.driver.get(self.invite)
+                self.wait_for(lambda: self.visible("login-view"))
+                self.by_id("show-sign-up").click()
+                self.wait_for(lambda: self.visible("sign-up-form"))
+                for element_id, value in [("sign-up-first", "Noor"), ("sign-up-last", "Newcomer"),
+                                          ("sign-up-email", "noor@example.com"), ("sign-up-password", PASSWORD)]:
+                    self.by_id(element_id).send_keys(value)
+                self.by_id("sign-up-submit").click()
+                self.wait_for(lambda: self.driver.current_url == CLASS_PAGE and self.visible("app-view"),
+                              message="signing up from the invite did not land on the class map")
+                self.wait_for_markers(1)
+                for element_id in ["maps-button", "tab-map", "tab-list", "refresh", "add-pin", "account-button", "log-out"]:
+                    box = self.by_id(element_id).rect
+                    self.assertLessEqual(box["x"] + box["width"], 360, f"{element_id} is cut off")
+                self.assertLessEqual(self.driver.execute_script("return document.documentElement.scrollWidth"), 360,
+                                     "the page scrolls sideways")
+                self.assertEqual(self.maps_in_switcher()[1], (CLASS_NAME, "member", True))
+                self.screenshot("phone-class-map-switcher")
+                self.close_switcher()
+            finally:
+                self.driver.set_window_size(1280, 800)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,6 +1,7 @@
 // The account menu in the top bar: who is logged in, and erasing the account, which asks first.
 import * as api from './api.js';
 import { fullName } from './format.js';
+import { Menu } from './menu.js';
 import { ask } from './question.js';
 
 const $ = (id) => document.getElementById(id);
@@ -17,27 +18,14 @@ export class AccountMenu {
     this.onSessionEnded = onSessionEnded;
     this.onError = onError;
     this.button = $('account-button');
-    this.menu = $('account-menu');
-    this.button.addEventListener('click', () => this.show(this.menu.hidden));
-    this.button.parentElement.addEventListener('keydown', (event) => {
-      if (event.key !== 'Escape' || this.menu.hidden) return;
-      this.show(false);
-      this.button.focus();
-    });
-    document.addEventListener('click', (event) => {
-      if (!this.menu.hidden && !this.button.parentElement.contains(event.target)) this.show(false);
+    this.menu = new Menu(this.button, $('account-menu'), () => {
+      $('account-name').textContent = `Logged in as ${fullName(this.student())}`;
     });
     $('erase-account').addEventListener('click', () => this.erase());
   }
 
-  show(open) {
-    this.menu.hidden = !open;
-    this.button.setAttribute('aria-expanded', String(open));
-    if (open) $('account-name').textContent = `Logged in as ${fullName(this.student())}`;
-  }
-
   async erase() {
-    this.show(false);
+    this.menu.show(false);
     const name = fullName(this.student());
     const sure = await ask({
       title: 'Erase your account?',

@@ -2,6 +2,19 @@
 
 const PREFIX = ")]}'\n";
 
+/**
+ * The map this page shows, read from its own address: { slug, path, code } for a class map's page
+ * (`/maps/{slug}/`) or an invite's (`/maps/{slug}/join/{code}`), null for the default map at `/`.
+ */
+export function mapOfAddress(pathname) {
+  const match = /^\/maps\/([a-z0-9](?:[a-z0-9]|-(?!-)){1,38}[a-z0-9])\/?(?:join\/([A-Za-z0-9_-]{1,64})\/?)?$/.exec(pathname);
+  return match ? { slug: match[1], path: `/maps/${match[1]}/`, code: match[2] ?? null } : null;
+}
+
+export const MAP = mapOfAddress(window.location.pathname);
+/** Where this map's pins are: the default map's routes, or the same routes under the class map's path. */
+export const BASE = MAP ? `/maps/${MAP.slug}` : '';
+
 export class ApiError extends Error {
   // kind: network | credentials | disabled | throttled | notLoggedIn | forbidden | notFound | refused | server
   constructor(kind, message, { status = 0, retryAfter = null } = {}) {
@@ -29,7 +42,7 @@ function kindOf(status) {
   return 'refused';
 }
 
-async function request(method, path, { body, prefixed = false } = {}) {
+export async function request(method, path, { body, prefixed = false } = {}) {
   const headers = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   // The session cookie is HttpOnly; writes prove this page can read the XSRF-TOKEN cookie set beside it.
@@ -90,7 +103,7 @@ export async function me() {
 async function listPins(parameters, at = null) {
   const query = new URLSearchParams(parameters);
   if (at !== null) query.set('at', new Date(at).toISOString());
-  const answer = await request('GET', `/v1/StudentLocation?${query}`);
+  const answer = await request('GET', `${BASE}/v1/StudentLocation?${query}`);
   return Array.isArray(answer?.results) ? answer.results : [];
 }
 
@@ -109,7 +122,7 @@ export async function myLatestPin(key) {
 
 /** A pin's events, oldest first: { event, at, location?, changes? }. */
 export async function pinHistory(objectId) {
-  const answer = await request('GET', `/v1/StudentLocation/${encodeURIComponent(objectId)}/history`);
+  const answer = await request('GET', `${BASE}/v1/StudentLocation/${encodeURIComponent(objectId)}/history`);
   return Array.isArray(answer?.results) ? answer.results : [];
 }
 
@@ -118,7 +131,51 @@ export async function geocode(place) {
   return answer?.results ?? [];
 }
 
-export const postPin = (pin) => request('POST', '/v1/StudentLocation', { body: pin });
+export const postPin = (pin) => request('POST', `${BASE}/v1/StudentLocation`, { body: pin });
 
 export const updatePin = (objectId, pin) =>
-  request('PUT', `/v1/StudentLocation/${encodeURIComponent(objectId)}`, { body: pin });
+  request('PUT', `${BASE}/v1/StudentLocation/${encodeURIComponent(objectId)}`, { body: pin });
+
+const mapPath = (slug, rest = '') => `/v1/maps/${encodeURIComponent(slug)}${rest}`;
+
+/** The maps the student belongs to (any role, pending too), newest first. */
+export async function myMaps() {
+  const answer = await request('GET', '/v1/maps');
+  return Array.isArray(answer?.results) ? answer.results : [];
+}
+
+/** A map's name, settings and the student's role in it; notFound when it is none the student may read. */
+export const mapDetails = (slug) => request('GET', mapPath(slug));
+
+/** Joins with an invite's code: the membership ({ role } is `member`, or `pending` while approval is on). */
+export const joinMap = (slug, code) => request('POST', mapPath(slug, '/members'), { body: { code } });
+
+export const createMap = (settings) => request('POST', '/v1/maps', { body: settings });
+
+export const leaveMap = (slug) => request('DELETE', mapPath(slug, '/members/me'));
+
+export async function members(slug) {
+  return (await request('GET', mapPath(slug, '/members')))?.results ?? [];
+}
+
+export const removeMember = (slug, key) => request('DELETE', mapPath(slug, `/members/${encodeURIComponent(key)}`));
+
+export const setRole = (slug, key, role) => request('PUT', mapPath(slug, `/members/${encodeURIComponent(key)}/role`), { body: { role } });
+
+/** A new invite: { code, url, expiresAt, uses, used }. */
+export const createInvite = (slug, limits = {}) => request('POST', mapPath(slug, '/invites'), { body: limits });
+
+export async function invites(slug) {
+  return (await request('GET', mapPath(slug, '/invites')))?.results ?? [];
+}
+
+export const withdrawInvite = (slug, code) => request('DELETE', mapPath(slug, `/invites/${encodeURIComponent(code)}`));
+
+/** The map's hidden pins: { pin, reason, hiddenAt, hiddenBy }. */
+export async function hiddenPins(slug) {
+  return (await request('GET', mapPath(slug, '/hidden')))?.results ?? [];
+}
+
+export const hidePin = (objectId, reason) => request('POST', `${BASE}/v1/StudentLocation/${encodeURIComponent(objectId)}/hide`, { body: { reason } });
+
+export const unhidePin = (objectId) => request('POST', `${BASE}/v1/StudentLocation/${encodeURIComponent(objectId)}/unhide`, { body: {} });

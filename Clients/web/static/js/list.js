@@ -1,8 +1,9 @@
 // The list tab: newest first, each row the name, place, link and age; a row opens the link, the button
-// beside it the pin's history (the page listens on the list for .row-history clicks).
+// beside it the pin's history, and for a map's moderators one more hides the pin (the page listens on the
+// list for .row-history and .row-hide clicks).
 import { age, element, fullName, safeLink } from './format.js';
 
-export function renderList(listElement, emptyElement, pins, now = Date.now()) {
+export function renderList(listElement, emptyElement, pins, { moderate = false, now = Date.now() } = {}) {
   const rows = pins.map((pin) => {
     const href = safeLink(pin.mediaURL);
     const content = [
@@ -18,7 +19,11 @@ export function renderList(listElement, emptyElement, pins, now = Date.now()) {
       className: 'row-history', text: 'History',
       attributes: { type: 'button', 'aria-label': `History of ${fullName(pin)}’s pin` },
     });
-    return element('li', { attributes: { 'data-object-id': pin.objectId } }, [row, history]);
+    const hide = moderate ? [element('button', {
+      className: 'row-hide', text: 'Hide',
+      attributes: { type: 'button', 'aria-label': `Hide ${fullName(pin)}’s pin` },
+    })] : [];
+    return element('li', { className: moderate ? 'moderated' : '', attributes: { 'data-object-id': pin.objectId } }, [row, history, ...hide]);
   });
   listElement.replaceChildren(...rows);
   emptyElement.hidden = pins.length > 0;

@@ -1,6 +1,7 @@
 // Pin changes as they happen, from the gateway's Server-Sent Events. The browser reconnects by itself and
 // resumes with Last-Event-ID; a stream the server closed for good is reopened here, with a growing wait.
 // A resume from further back than the gateway replays gets one `reset` event instead: reload the pins.
+import { BASE } from './api.js';
 
 const TYPES = ['LocationPosted', 'LocationUpdated', 'LocationDeleted', 'LocationHidden', 'LocationUnhidden'];
 
@@ -14,7 +15,7 @@ export function followChanges({ onChange, onStatus, onReset }) {
   const open = () => {
     if (stopped) return;
     const query = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';
-    source = new EventSource(`/v1/StudentLocation/events${query}`);
+    source = new EventSource(`${BASE}/v1/StudentLocation/events${query}`);
     source.addEventListener('open', () => { delay = 1000; onStatus(true); });
     for (const type of TYPES) {
       source.addEventListener(type, (event) => {

@@ -1,12 +1,14 @@
 // The page: the login (and sign-up) screen, then the map and list tabs under one top bar, kept current
-// by the live feed, or both showing the same past moment the time control chose.
+// by the live feed, or both showing the same past moment the time control chose. The same page shows the
+// default map at `/` and a class map at `/maps/{slug}/`, whose moderators also hide pins from the list.
 import { AccountMenu } from './account.js';
 import * as api from './api.js';
-import { dateTime, say, wait } from './format.js';
+import { dateTime, fullName, say, wait } from './format.js';
 import { HistoryView } from './history.js';
 import { refreshAges, renderList } from './list.js';
 import { followChanges } from './live.js';
 import { leafletAvailable, PinMap } from './map.js';
+import { arrive, MapSwitcher, MODERATORS, pageToReturnTo, returnHereAfterSignIn, showProblem } from './maps.js';
 import { PostingFlow } from './post.js';
 import { TimeControl } from './timeline.js';
 
@@ -16,6 +18,9 @@ const LATEST = 100;
 
 const state = {
   student: null,
+  /** The class map shown (its name, settings and the student's role), or null on the default map. */
+  classMap: null,
+  switcher: null,
   /** The present, kept current by the live feed even while the past is shown. */
   pins: new Map(),
   /** The past moment shown ({ moment, pins }), or null for now. */
@@ -56,6 +61,14 @@ function loginMessage(error) {
   }
 }
 
+const canModerate = () => MODERATORS.includes(state.classMap?.role);
+
+/** On a class map, its members post, or anyone logged in when the map says so. */
+function canPost() {
+  const map = state.classMap;
+  return !map || map.post === 'signedIn' || ['owner', 'moderator', 'member'].includes(map.role);
+}
+
 function sortedPins() {
   return [...state.pins.values()].sort((a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? '')).slice(0, LATEST);
 }
@@ -65,7 +78,7 @@ function draw() {
   const pins = state.past?.pins ?? present;
   state.shown = new Map(pins.map((pin) => [pin.objectId, pin]));
   state.map?.show(pins);
-  renderList($('pin-list'), $('list-empty'), pins);
+  renderList($('pin-list'), $('list-empty'), pins, { moderate: canModerate() && !state.past });
   const then = state.past ? dateTime(state.past.moment) : null;
   $('map').classList.toggle('past', Boolean(then));
   $('map').setAttribute('aria-label', then ? `Map of the pins at ${then}` : 'Map of the latest pins');
@@ -162,6 +175,8 @@ function selectTab(name) {
 
 function startApp(student, prefetched) {
   state.student = student;
+  state.switcher.showMap();
+  $('add-pin').hidden = !canPost();
   $('login-view').hidden = true;
   $('top-bar').hidden = false;
   $('app-view').hidden = false;
@@ -200,6 +215,7 @@ function showLogin(error = '', message = '') {
   state.map?.reset();
   $('top-bar').hidden = true;
   $('app-view').hidden = true;
+  $('map-message-view').hidden = true;
   $('login-view').hidden = false;
   showSignUp(false);
   say($('login-error'), error);
@@ -216,8 +232,22 @@ function showSignUp(show) {
   if (show) $('sign-up-first').focus();
 }
 
+/** Instead of the map: why there is none to show (not found, a bad invite, waiting for approval). */
+function showMapProblem(problem) {
+  showProblem(problem);
+  $('login-view').hidden = true;
+  $('top-bar').hidden = true;
+  $('app-view').hidden = true;
+  $('map-message-view').hidden = false;
+}
+
 async function enter(prefetched) {
   const student = await api.me();
+  if (api.MAP) {
+    const { map, problem } = await arrive();
+    if (problem) return showMapProblem(problem);
+    state.classMap = map;
+  }
   startApp(student, prefetched);
 }
 
@@ -351,11 +381,34 @@ function init() {
     onSessionEnded: () => showLogin('Your session has ended. Log in again.'),
   });
   $('add-pin').addEventListener('click', () => posting.open());
+  state.switcher = new MapSwitcher({
+    map: () => state.classMap,
+    student: () => state.student,
+    onUnhidden: (pin) => {
+      upsert(pin);
+      draw();
+    },
+  });
+  $('pin-list').addEventListener('click', async (event) => {
+    const objectId = event.target.closest('.row-hide')?.closest('li')?.dataset.objectId;
+    const pin = objectId && state.shown.get(objectId);
+    if (!pin) return;
+    (await import('./moderation.js')).askToHide(pin, (hidden) => {
+      state.pins.delete(hidden.objectId);
+      draw();
+      notice(`${fullName(hidden)}’s pin is hidden. Manage this map lists it with your reason.`, 'hidden');
+    });
+  });
+  $('provider-sign-in-link').addEventListener('click', returnHereAfterSignIn);
+  $('map-message-log-out').addEventListener('click', logOut);
   // The session cookie is HttpOnly; the XSRF-TOKEN cookie set with it says whether there may be one.
-  if (!api.cookie('XSRF-TOKEN')) return showLogin();
-  // Reads are public: the pins download while the session is checked.
-  const pins = api.latestPins();
-  pins.catch(() => {});
+  const signedIn = Boolean(api.cookie('XSRF-TOKEN'));
+  const back = api.MAP ? null : pageToReturnTo();
+  if (back && signedIn) return window.location.replace(back);
+  if (!signedIn) return showLogin('', api.MAP?.code ? 'Log in, or sign up, to join this map.' : '');
+  // The pins download while the session is checked; on an invite's page, once it has made the student a member.
+  const pins = api.MAP?.code ? undefined : api.latestPins();
+  pins?.catch(() => {});
   enter(pins).catch((error) => showLogin(error.kind === 'network' ? loginMessage(error) : ''));
 }
 
