@@ -11,7 +11,8 @@ source scripts/lib.sh
 source Tests/browser/stack.sh
 ensure_toolchain
 
-ensure_browser_tools
+# zbarimg (Debian's zbar-tools) reads the invite pages' QR codes back, as a phone's scanner would.
+ensure_browser_tools zbarimg=zbar-tools
 # The accessibility audits' axe-core comes inside this package.
 python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check axe-selenium-python
 # Students sign in with a real OpenID Connect provider on loopback: django-oidc-provider, served by waitress.
