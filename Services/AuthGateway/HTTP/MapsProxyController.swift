@@ -57,7 +57,10 @@ struct MapsProxyController: Sendable {
                 try await read(
                     request, context: context, objectId: nil, query: try LocationsProxyController.listQuery(request.uri.query), suffix: ".geojson")
             }
-            .on("StudentLocation.geojson", method: .options) { _, _ in LocationsProxyController.preflightAnswer }
+            .on("StudentLocation.geojson", method: .options) { _, context in
+                _ = try Self.mapPrefix(context)
+                return LocationsProxyController.preflightAnswer
+            }
         router.group("maps/:slug/v1/StudentLocation").add(middleware: GatewayErrorMiddleware(style: .parse))
             .get("events") { request, context in try await liveStream(request, context: context) }
 
