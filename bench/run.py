@@ -33,6 +33,9 @@ Usage (as root on Debian 12; installs what is missing):
 Each of the last ten writes its own section of BENCHMARKS.md and leaves the rest.
   bench/run.py scaling             SCALING.md's inputs measured nowhere else: the gateway's CPU per live stream
                                    per change, log bytes per event, replay's events/s and memory; printed only
+  bench/run.py maps                class maps at scale: a class map's hot read against the default map's, the
+                                   gateway's memory per map read, a change on one map against another's
+                                   subscribers, replay over many maps; into bench/results/maps.md, and printed
 Settings, from the environment (the figures in BENCHMARKS.md come from the defaults):
   LOAD_SECONDS    each measured load, wrk or pgbench (default 10)
   WARMUP_SECONDS  the unmeasured load before them (default 3)
@@ -49,6 +52,8 @@ Settings, from the environment (the figures in BENCHMARKS.md come from the defau
   SIZES           fanout: the numbers of subscribers (default "1000 10000 50000")
   N, HEAPTRACK=1  connection-memory: connections of each kind (default 3000); heaptrack's split of the heap
   MINUTES         soak: its length (default 30)
+  MAPS, MAP_PINS, MEMORY_MAPS, SMALL_MAP_BOUND, MEMORY_BUDGET, MAP_SUBSCRIBERS, MAP_REPLAY_PINS
+                  maps: see bench/maps.py
   STREAMS, POSTS, WINDOW, SCALING_PINS  scaling: streams held open (default "5000 10000"), pins posted in each
                   window of WINDOW s (50, 15), pins in each log, 4 events each (default "250000 500000")
 A trial run:
@@ -62,6 +67,7 @@ import cli
 import connection_memory
 import fanout
 import limits
+import maps
 import moments
 import processes
 import replay
@@ -85,6 +91,7 @@ BENCHMARKS = {
     "replay": replay.run,
     "resume": resume.run,
     "scaling": scaling.run,
+    "maps": maps.run,
 }
 
 
