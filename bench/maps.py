@@ -474,7 +474,7 @@ def section(results, memory, isolation_runs, replayed):
         label = f"{name} ({' '.join(f'{k}={x}' for k, x in settings.items()) or 'default'})"
         for maps, gw, svc, seconds in samples:
             if maps in shown:
-                timing = ("| | |" if maps == 0 else
+                timing = ("| | | |" if maps == 0 else
                           f"| {v[f'mem_{name}_{maps}_list_ms_median']} / {v[f'mem_{name}_{maps}_list_ms_max']} ms | "
                           f"{v[f'mem_{name}_{maps}_stream_ms_median']} / {v[f'mem_{name}_{maps}_stream_ms_max']} ms | "
                           f"{v[f'mem_{name}_{maps}_failed']} |")
@@ -489,7 +489,7 @@ def section(results, memory, isolation_runs, replayed):
                            ("service_kb_per_map_first", service_growth), ("service_kb_per_map_after", service_later)]:
             results.record(f"mem_{name}_{key}", f"{value:.2f}")
         verdicts[name] = (growth, later, first, read)
-        lines.append(f"| {label}: per map, maps 1 to {first:,} | | **{growth:.1f} KB** | {service_growth:.1f} KB | | | |")
+        lines.append(f"| {label}: per map, maps 1 to {first:,} | | **{growth:.1f} KB** | {service_growth:.1f} KB | | | | |")
         if read > first:
             lines.append(f"| {label}: per map, maps {first:,} to {read:,} | | **{later:.1f} KB** | {service_later:.1f} KB | | | | |")
         lines.append(f"| {label}: failed | {v[f'mem_{name}_failed']} | "
@@ -569,7 +569,8 @@ def section(results, memory, isolation_runs, replayed):
         f"class map / nginx: gateway {median(read_ratios['gw_map/nginx']):.2f}x, service {median(read_ratios['service_map/nginx']):.2f}x",
         f"gateway memory per class map: {growth:.1f} KB over the first {first:,} (goal <= {KB_PER_MAP_GOAL} KB: "
         f"{meets(growth <= KB_PER_MAP_GOAL)}); after: "
-        + ", ".join(f"{name} {later:.1f} KB/map to {read:,} maps" for name, (_, later, _, read) in verdicts.items()),
+        + ", ".join(f"{name} {later:.1f} KB/map from {first:,} to {read:,} maps"
+                    for name, (_, later, first, read) in verdicts.items() if read > first),
         f"frames on B's {SUBSCRIBERS:,} streams when A changes: {max(lost)} (goal 0: {meets(max(lost) == 0)}); "
         f"B's change to its last stream: {median(last):.0f} ms",
         f"replay over {int(v['maps_replay_events']):,} events: {ratio:.2f}x the SQL rebuild (goal <= {REPLAY_GOAL}x: {meets(ratio <= REPLAY_GOAL)})",

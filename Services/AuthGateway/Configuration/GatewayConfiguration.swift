@@ -53,7 +53,9 @@ struct GatewayConfiguration: Sendable {
     var mapLiveFeeds = defaultMapLiveFeeds
 
     static let defaultStreamsPerClient = 32
-    static let defaultMapLiveFeeds = 1000
+    /// Each followed map holds one of the gateway's kept-alive connections to locations-service in a long
+    /// poll (64 in all on two event loops): far fewer, so the idle ones never crowd out the requests.
+    static let defaultMapLiveFeeds = 16
     static let defaultLiveResumeEvents = 10_000
 
     static let defaultPort = 8080
