@@ -100,7 +100,6 @@ struct MapCommands: Sendable {
         data.endObject()
         data.field("at", clock.now.iso8601)
         data.endObject()
-        guard try await !store.exists(slug) else { throw LocationError.taken("A map called \(slug) exists already.") }
         do {
             try await store.append(.created, data: data.string, to: slug, expectedVersion: 0, metadata: mapped(metadata, slug))
         } catch MapStoreError.slugTaken, EventStore.AppendError.versionConflict {

@@ -38,11 +38,6 @@ struct MapStore: Sendable {
     /// The key a cache of `access` keeps one caller's access to one map under.
     static func cacheKey(_ slug: MapSlug, actorKey: String?) -> String { slug.rawValue + "\n" + (actorKey ?? "") }
 
-    /// Whether a map ever had this slug (a deleted one keeps it).
-    func exists(_ slug: MapSlug) async throws -> Bool {
-        try await !database.query("SELECT 1 FROM locations.maps WHERE slug = \(slug.rawValue)").isEmpty
-    }
-
     /// The maps `actorKey` is on, in any role, newest first.
     func maps(of actorKey: String) async throws -> [(MapRecord, MapRole?)] {
         let rows = try await database.query(
@@ -58,11 +53,13 @@ struct MapStore: Sendable {
         }
     }
 
-    func members(of slug: MapSlug) async throws -> [MapMember] {
+    /// The map's members in the order they joined; with `key`, that one alone.
+    func members(of slug: MapSlug, key: String? = nil) async throws -> [MapMember] {
         let rows = try await database.query(
             """
             SELECT account_key, first_name, last_name, role, joined_at FROM locations.map_members
-            WHERE map = \(slug.rawValue) ORDER BY joined_at, account_key
+            WHERE map = \(slug.rawValue) AND (\(key == nil) OR account_key = \(key ?? ""))
+            ORDER BY joined_at, account_key
             """)
         return try rows.map { row in
             let (key, firstName, lastName, role, joinedAt) = try row.decode((String, String, String, String, Date).self)
@@ -72,7 +69,7 @@ struct MapStore: Sendable {
     }
 
     func member(_ key: String, of slug: MapSlug) async throws -> MapMember? {
-        try await members(of: slug).first { $0.key == key }
+        try await members(of: slug, key: key).first
     }
 
     /// The map's invites, newest first; with `code`, that one alone.
