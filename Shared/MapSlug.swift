@@ -46,3 +46,9 @@ public struct MapSlug: Hashable, Sendable, Comparable, CustomStringConvertible {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }
+
+extension MapSlug {
+    /// How many class maps' newest pins each service keeps in memory by default (`MAP_CACHE_SIZE`): a
+    /// school's classes that are in session at once, each list about 35 KB.
+    public static let defaultCacheSize = 256
+}

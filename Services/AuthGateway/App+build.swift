@@ -148,7 +148,7 @@ struct GatewayParts {
     let locations: LocationsClient
     let latest: LatestListCache
     let feed: LiveFeed
-    /// The class maps' live feeds, each followed while it has listeners.
+    /// The class maps' changes, followed at once: their lists kept at the gateway, and their live streams.
     let mapFeeds: MapFeeds
     let writes: LocationWriteForwarder
     let events: EventsController
@@ -230,13 +230,12 @@ struct GatewayParts {
         feed = LiveFeed(
             locations: locations, cache: latest, logger: logger, heartbeatInterval: configuration.liveHeartbeat,
             streamsPerAddress: configuration.streamsPerClient, openStreams: openStreams)
-        mapFeeds = MapFeeds(capacity: configuration.mapLiveFeeds) { [locations, logger] slug in
-            LiveFeed(
-                locations: locations.on(map: slug), cache: LatestListCache(), logger: logger, heartbeatInterval: configuration.liveHeartbeat,
-                streamsPerAddress: configuration.streamsPerClient, openStreams: nil)
-        }
+        let mapLists = ClassMapLists(capacity: configuration.mapCacheSize)
+        mapFeeds = MapFeeds(
+            locations: locations, lists: mapLists, logger: logger,
+            heartbeatInterval: configuration.liveHeartbeat, streamsPerAddress: configuration.streamsPerClient)
         writes = LocationWriteForwarder(
-            locations: locations, sessions: sessions, latest: latest,
+            locations: locations, sessions: sessions, latest: latest, mapLists: mapLists,
             limit: WriteLimit(allowances: stores.writeAllowances, policy: configuration.writeLimit, clock: clock),
             trustedProxies: configuration.limits.trustedProxies, siteDomain: configuration.cookieDomain)
         events = EventsController(

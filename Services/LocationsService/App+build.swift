@@ -72,7 +72,7 @@ func buildRouter(
     controller.addFeed(to: map)
     let mapLocations = map.group("StudentLocation")
     ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: mapLocations)
-    controller.addMapRoutes(to: mapLocations)
+    controller.addMapRoutes(to: mapLocations, routes: routes)
     return routes
 }
 

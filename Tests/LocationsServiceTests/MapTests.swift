@@ -94,6 +94,48 @@ import Testing
         }
     }
 
+    /// The class maps' feed (`maps=class`), which the gateway follows to keep every class map's list and
+    /// live streams: each class map's pin events with their map, never the default map's, and every map that
+    /// moved, by its pins or by its own life.
+    @Test func theClassMapsFeedListsEveryClassMapsChangesAndTheMapsThatMoved() async throws {
+        try await withLiveService { client, _ in
+            let start = try #require(try await client.send(.get, "/v1/StudentLocation/changes?after=now&maps=class").json["cursor"] as? String)
+            try await Self.classMap(client, "feed-a")
+            try await Self.classMap(client, "feed-b", read: "public")
+            let onA = try await client.send(.post, "/maps/feed-a/v1/StudentLocation", as: Self.student, body: Self.pinBody)
+            #expect(onA.status == .ok)
+            #expect(try await client.send(.post, "/v1/StudentLocation", as: Self.student, body: Self.pinBody).status == .ok)
+            let page = try await client.send(.get, "/v1/StudentLocation/changes?after=\(start)&wait=5&maps=class")
+            #expect(page.status == .ok)
+            let events = try #require(page.json["events"] as? [[String: Any]])
+            // A's pin alone, with its map: the default map's pin is not among them.
+            #expect(events.count == 1, "\(page.body)")
+            #expect(events.first?["map"] as? String == "feed-a")
+            #expect((events.first?["location"] as? [String: Any])?["objectId"] as? String == onA.json["objectId"] as? String)
+            // Both maps moved (B by its creation, invite and member alone).
+            #expect(page.json["maps"] as? [String] == ["feed-a", "feed-b"], "\(page.body)")
+            // Without events, the maps that moved still come, and a quiet stretch lists none.
+            let bare = try await client.send(.get, "/v1/StudentLocation/changes?after=\(start)&wait=5&maps=class&events=false")
+            #expect((bare.json["events"] as? [Any])?.isEmpty == true)
+            #expect(bare.json["maps"] as? [String] == ["feed-a", "feed-b"])
+            let cursor = try #require(page.json["cursor"] as? String)
+            #expect(try await client.send(.post, "/v1/StudentLocation", as: Self.student, body: Self.pinBody).status == .ok)
+            let quiet = try await client.send(.get, "/v1/StudentLocation/changes?after=\(cursor)&wait=1&maps=class")
+            #expect(quiet.json["maps"] == nil, "\(quiet.body)")
+            #expect(quiet.json["cursor"] as? String != cursor, "the cursor moves past the default map's changes")
+            // The map's own life moves it too: its settings changed.
+            let settled = try #require(quiet.json["cursor"] as? String)
+            #expect(try await client.send(.patch, "/v1/maps/feed-b", as: Self.teacher, body: #"{"name":"Renamed"}"#).status == .ok)
+            let renamed = try await client.send(.get, "/v1/StudentLocation/changes?after=\(settled)&wait=5&maps=class")
+            #expect(renamed.json["maps"] as? [String] == ["feed-b"])
+            #expect((renamed.json["events"] as? [Any])?.isEmpty == true)
+            // Only the default map's feed takes it.
+            let refused = try await client.send(.get, "/maps/feed-a/v1/StudentLocation/changes?after=now&maps=class")
+            #expect(refused.status == .badRequest)
+            #expect(try await client.send(.get, "/v1/StudentLocation/changes?after=now&maps=every").status == .badRequest)
+        }
+    }
+
     @Test func aClassMapsPinsAreOnItAloneAndItsPathsReachNoOtherMapsPins() async throws {
         try await withLiveService { client, _ in
             try await Self.classMap(client, "class-a")

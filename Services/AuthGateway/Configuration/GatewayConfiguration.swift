@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OnTheMapShared
 import ServiceKit
 
 /// Everything the gateway reads from its environment, checked once at start-up.
@@ -49,13 +50,11 @@ struct GatewayConfiguration: Sendable {
     var facebook: FacebookSettings?
     /// Who may create class maps (`MAP_CREATORS`): every signed-in account when nil.
     var mapCreators: MapCreators?
-    /// Class maps whose live feeds this replica follows at once (`MAP_LIVE_FEEDS`), an idle one dropped first.
-    var mapLiveFeeds = defaultMapLiveFeeds
+    /// Class maps whose newest pins this replica keeps to answer at once (`MAP_CACHE_SIZE`), the least
+    /// recently read dropped first.
+    var mapCacheSize = MapSlug.defaultCacheSize
 
     static let defaultStreamsPerClient = 32
-    /// Each followed map holds one of the gateway's kept-alive connections to locations-service in a long
-    /// poll (64 in all on two event loops): far fewer, so the idle ones never crowd out the requests.
-    static let defaultMapLiveFeeds = 16
     static let defaultLiveResumeEvents = 10_000
 
     static let defaultPort = 8080
@@ -66,7 +65,7 @@ struct GatewayConfiguration: Sendable {
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
     /// `MAX_STREAMS_PER_CLIENT`, `LIVE_RESUME_EVENTS`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`,
-    /// `SESSION_COOKIE_DOMAIN`, `MAP_CREATORS`, `MAP_LIVE_FEEDS`, and
+    /// `SESSION_COOKIE_DOMAIN`, `MAP_CREATORS`, `MAP_CACHE_SIZE`, and
     /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`, and
     /// `FACEBOOK_APP_ID` with `FACEBOOK_APP_SECRET` and `FACEBOOK_GRAPH_URL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
@@ -106,7 +105,7 @@ struct GatewayConfiguration: Sendable {
         if let domain = reader["SESSION_COOKIE_DOMAIN"] { configuration.cookieDomain = try CookieDomain(setting: domain) }
         configuration.facebook = try FacebookSettings(reader)
         configuration.mapCreators = try reader["MAP_CREATORS"].map { text throws(ConfigurationError) in try MapCreators(setting: text) }
-        configuration.mapLiveFeeds = try reader.positiveInteger("MAP_LIVE_FEEDS", default: defaultMapLiveFeeds)
+        configuration.mapCacheSize = try reader.positiveInteger("MAP_CACHE_SIZE", default: MapSlug.defaultCacheSize)
         return configuration
     }
 

@@ -15,7 +15,7 @@ import ServiceKit
 /// every EventSource, the stream is written to its connection on its event loop; through the router (an
 /// HTTP/1.0 client's, say) the same stream is the response body.
 struct EventsController: Sendable {
-    let feed: LiveFeed
+    let feed: any LiveSubscriptions
     let locations: LocationsClient
     let trustedProxies: TrustedProxies
     /// `GatewayConfiguration.liveResumeEvents`.

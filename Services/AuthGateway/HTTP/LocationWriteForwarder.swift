@@ -18,6 +18,8 @@ struct LocationWriteForwarder: Sendable {
     let locations: LocationsClient
     let sessions: Sessions
     let latest: LatestListCache
+    /// The class maps' lists kept here: a write on a map drops its own.
+    let mapLists: ClassMapLists
     let limit: WriteLimit
     let trustedProxies: TrustedProxies
     /// `SESSION_COOKIE_DOMAIN`: the names under it are one site to the cross-site check.
@@ -92,7 +94,9 @@ struct LocationWriteForwarder: Sendable {
                         return ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID)
                     }
                     if answer.headers.contains(name: InternalHeaders.replayed), !replayOnly { giveBack(subjects) }
-                    if (200..<300).contains(answer.status) { latest.invalidate() }
+                    if (200..<300).contains(answer.status) {
+                        if let slug = write.map.flatMap(MapSlug.init) { mapLists.invalidate(slug) } else { latest.invalidate() }
+                    }
                     var status = HTTPResponse.Status(code: answer.status)
                     if write.legacyParse, write.method == .POST, status == .ok { status = .created }
                     return Self.relay(answer, status: status, requestID: write.requestID)
@@ -149,7 +153,7 @@ struct LocationWriteForwarder: Sendable {
     /// to a client.
     static func relay(_ answer: LocationsClient.Answer, status: HTTPResponse.Status, requestID: String) -> PreparedResponse {
         var fields = HTTPFields()
-        for name in [HTTPField.Name.contentType, .eTag, .retryAfter] {
+        for name in [HTTPField.Name.contentType, .eTag, .cacheControl, .retryAfter] {
             if let value = answer.headers.first(name: name.rawName) { fields[name] = value }
         }
         fields[.requestID] = requestID

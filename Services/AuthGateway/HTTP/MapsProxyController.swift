@@ -27,9 +27,9 @@ struct MapsProxyController: Sendable {
     func addRoutes(to router: Router<GatewayRequestContext>, routes prepared: PreparedRoutes<GatewayRequestContext>) {
         for (path, legacy) in LocationsProxyController.mounts {
             let group = prepared.group(RouterPath("/maps/:slug" + path)).add(middleware: GatewayErrorMiddleware(style: .parse))
-            group.get { request, context in
-                try await read(request, context: context, objectId: nil, query: try LocationsProxyController.listQuery(request.uri.query))
-            }
+            group.on(
+                method: .get, routes: prepared, early: { request, parameters in cachedList(request, parameters).map(PreparedHandling.answer) },
+                use: list)
             group.on(method: .post, routes: prepared) { request, parameters in
                 writes.handling(request, objectId: nil, legacyParse: legacy, map: parameters.get("slug"))
             }
@@ -116,6 +116,41 @@ struct MapsProxyController: Sendable {
 
     static let maximumBodySize = 4 * 1024
 
+    /// A class map's list from the gateway's copy, for a caller it may be given to: anyone for a public map;
+    /// for a members-only one, an account it was given to already, as its session says (read from this
+    /// replica's cache, without leaving the event loop).
+    private func cachedList(_ request: PreparedRequest, _ parameters: Parameters) -> PreparedResponse? {
+        guard LatestListQuery.matches(request.query), let slug = parameters.get("slug").flatMap(MapSlug.init) else { return nil }
+        let list = feeds.lists.list(for: slug) {
+            guard let token = SessionCookies.token(in: request.headers), case .live(let account) = sessions.cachedLookup(token) else { return nil }
+            return account.key
+        }
+        guard let list else { return nil }
+        var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.resolve(request.header(.requestID))))
+        return answer
+    }
+
+    /// A class map's list through the router: the newest 100 kept when they come back, for whoever the
+    /// service says may have them (a members-only map's answer is `Cache-Control: private`: this account's).
+    @Sendable private func list(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let query = try LocationsProxyController.listQuery(request.uri.query)
+        guard let slug = MapSlug(try context.parameters.require("slug")), LatestListQuery.matches(query.map { Substring($0) }) else {
+            return try await read(request, context: context, objectId: nil, query: query)
+        }
+        let account = try await account(request)
+        let stamp = feeds.lists.stamp(for: slug)
+        let answer = try await locations.send(
+            method: .GET, path: LocationsClient.mapPrefix(slug) + (try LocationsClient.locationPath(nil)), query: query,
+            headers: PreparedRequest(request).headers, body: nil, actor: account?.actor, requestID: context.requestID)
+        if answer.status == 200, let etag = answer.headers.first(name: "ETag") {
+            let isPrivate = answer.headers.first(name: "Cache-Control")?.contains("private") ?? false
+            let readers: ClassMapLists.Readers? = isPrivate ? account.map { .accounts([$0.key]) } : .anyone
+            if let readers { feeds.lists.store(CachedJSON(body: answer.body, etag: etag), for: slug, readers: readers, fetchedAt: stamp) }
+        }
+        return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
+    }
+
     /// A read of a class map's pins, as the session's account (or no one).
     private func read(
         _ request: Request, context: GatewayRequestContext, objectId: String?, query: String? = nil, suffix: String = ""
@@ -158,6 +193,10 @@ struct MapsProxyController: Sendable {
         let answer = try await locations.send(
             method: HTTPMethod(rawValue: request.method.rawValue), path: path, query: nil, headers: headers, body: body,
             actor: account?.actor, requestID: context.requestID)
+        // A change to the map shows at once on this replica: its list and who may read it are asked again.
+        if changes, (200..<300).contains(answer.status), let slug = context.parameters.get("slug").flatMap(MapSlug.init) {
+            feeds.lists.invalidate(slug)
+        }
         var relayed = answer
         if inviting, (200..<300).contains(answer.status) {
             relayed = HopAnswer(
@@ -179,7 +218,7 @@ struct MapsProxyController: Sendable {
             return LocationWriteForwarder.relay(access, status: .init(code: access.status), requestID: context.requestID).response
         }
         let events = EventsController(
-            feed: feeds.feed(for: slug), locations: locations.on(map: slug), trustedProxies: trustedProxies, resumeWindow: resumeWindow)
+            feed: feeds.listeners(of: slug), locations: locations.on(map: slug), trustedProxies: trustedProxies, resumeWindow: resumeWindow)
         guard case .stream(let opening) = events.stream(PreparedRequest(request, peer: context.remoteAddress)) else {
             throw GatewayError.internalFailure
         }

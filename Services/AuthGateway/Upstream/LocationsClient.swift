@@ -56,8 +56,11 @@ struct LocationsClient: Sendable {
     /// position of the log is refused as the service being unavailable. Without `events`, the page lists none and only moves the cursor.
     /// Gives up at once when its task is cancelled: the live feed's long poll would otherwise hold the
     /// gateway's shutdown for up to `wait` seconds.
-    func changes(after position: LogPosition?, wait: Int, events: Bool = true, requestID: String) async throws -> LocationChangePage {
-        let page = changes(after: position, wait: wait, events: events, requestID: requestID, on: nil)
+    /// With `classMaps`, every class map's changes (`maps=class`), each event with its map, and the maps that moved.
+    func changes(
+        after position: LogPosition?, wait: Int, events: Bool = true, classMaps: Bool = false, requestID: String
+    ) async throws -> LocationChangePage {
+        let page = changes(after: position, wait: wait, events: events, classMaps: classMaps, requestID: requestID, on: nil)
         let answer = page.eventLoop.makePromise(of: LocationChangePage.self)
         page.cascade(to: answer)
         return try await withTaskCancellationHandler {
@@ -70,10 +73,12 @@ struct LocationsClient: Sendable {
     /// `changes` on a given event loop (a live stream's, reading what its client missed).
     /// With `within`, a cursor with more events after it than that is answered with a reset page.
     func changes(
-        after position: LogPosition?, wait: Int, events: Bool = true, within: Int? = nil, requestID: String, on eventLoop: (any EventLoop)?
+        after position: LogPosition?, wait: Int, events: Bool = true, classMaps: Bool = false, within: Int? = nil, requestID: String,
+        on eventLoop: (any EventLoop)?
     ) -> EventLoopFuture<LocationChangePage> {
         var query = "after=\(position?.description ?? "now")&wait=\(wait)"
         if !events { query += "&events=false" }
+        if classMaps { query += "&maps=class" }
         if let within { query += "&within=\(within)" }
         return forward(
             method: .GET, path: feedPrefix + Self.listPath + "/changes", query: query, headers: [:], body: nil, actor: nil,

@@ -49,6 +49,18 @@ final class MapCache<Value: Sendable>: Sendable {
     /// How many entries are held.
     var count: Int { state.withLock { $0.entries.count } }
 
+    /// The cached value if it is fresh now, without waiting for anything (nil otherwise): for the answers
+    /// made before the router, on the connection's event loop.
+    func fresh(_ key: String) -> Value? {
+        state.withLock { state in
+            guard state.coherent, var entry = state.entries[key], entry.generation == state.generation else { return nil }
+            state.clock &+= 1
+            entry.lastRead = state.clock
+            state.entries[key] = entry
+            return entry.value
+        }
+    }
+
     /// The value as of now: the cached one if it is fresh, else the one the next load makes.
     func current(_ key: String) async throws -> Value {
         let (fresh, task): (Value?, Task<Value, any Error>?) = state.withLock { state in

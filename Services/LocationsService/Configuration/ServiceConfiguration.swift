@@ -1,4 +1,5 @@
 import Logging
+import OnTheMapShared
 import ServiceKit
 
 /// Everything the service reads from its environment, checked once at start-up.
@@ -18,7 +19,7 @@ struct ServiceConfiguration: Sendable {
     var mapCacheSize = defaultMapCacheSize
 
     static let defaultPort = 8081
-    static let defaultMapCacheSize = 1000
+    static let defaultMapCacheSize = MapSlug.defaultCacheSize
 
     init(
         database: DatabaseURL, host: String = "127.0.0.1", port: Int = defaultPort, internalToken: String,

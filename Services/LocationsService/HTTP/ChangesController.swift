@@ -12,7 +12,10 @@ import ServiceLifecycle
 /// `within=<n>`, a cursor with more than n events after it is not read from: the page is a reset, listing
 /// nothing, its cursor the head (the gateway's bound on what a resumed live stream is sent). So is a cursor
 /// past the head, which this log never gave (another deployment's, or one from before a restore): followed,
-/// it would hold back every change up to it.
+/// it would hold back every change up to it. With `maps=class` (the default map's path only), the page is
+/// every class map's instead: their pins' events, each with its map, and `maps`, the class maps that moved
+/// (their pins, or their own lives: settings, members, invites), listed with `events=false` too: the
+/// gateway follows them all with one long poll, to keep each map's list and live streams.
 struct ChangesController<Context: RequestContext>: Sendable {
     let log: any LocationLog
     let watch: LogWatch
@@ -35,6 +38,12 @@ struct ChangesController<Context: RequestContext>: Sendable {
             map = ""
         }
         let parameters = request.uri.queryParameters
+        let classMaps: Bool
+        switch parameters["maps"] {
+        case nil: classMaps = false
+        case "class"? where map.isEmpty: classMaps = true
+        default: throw LocationError.invalidQuery("maps must be class, on the default map's feed.")
+        }
         let after: LogPosition
         switch parameters["after"].map(String.init) {
         case nil, "now"?: after = try await log.head()
@@ -59,6 +68,22 @@ struct ChangesController<Context: RequestContext>: Sendable {
             let head = try await log.head()
             let tooOld = try await log.positionBefore(latest: window).map { $0 > after } ?? false
             if tooOld || after > head { return .json(LocationChangePage(events: [], cursor: head.description, reset: true).json) }
+        }
+        if classMaps {
+            let page = try await lookAgain(
+                until: deadline,
+                {
+                    let head = try await log.head()
+                    var page = try await log.classMapEvents(after: after, limit: Self.pageSize)
+                    if page.readThrough == nil, head > after { page.readThrough = head }
+                    return page
+                },
+                untilNew: { $0.readThrough != nil })
+            let events = listsEvents ? page.events : []
+            let answer = LocationChangePage(
+                events: events.map { LocationChangeEvent(id: $0.position.description, change: $0.change, type: $0.type, map: $0.map) },
+                cursor: (page.readThrough ?? after).description, maps: page.moved)
+            return .json(answer.json)
         }
         guard listsEvents else {
             let head = try await lookAgain(until: deadline, { try await log.head() }, untilNew: { $0 > after })

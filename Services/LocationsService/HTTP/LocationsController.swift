@@ -33,8 +33,10 @@ struct LocationsController<Context: RequestContext>: Sendable {
     /// The same routes on a class map (`/maps/{slug}/v1/StudentLocation`), each for whoever may read the
     /// map (a non-member of a members-only map finds nothing, as for a map that does not exist), plus a
     /// moderator's hide and unhide.
-    func addMapRoutes(to group: RouterGroup<Context>) {
-        group.get(use: list)
+    func addMapRoutes(to group: RouterGroup<Context>, routes: PreparedRoutes<Context>) {
+        group.on(
+            method: .get, routes: routes, early: { request, parameters in mapHotRead(request, parameters).map(PreparedHandling.answer) },
+            use: list)
         group.post(use: create)
         group.get(":objectId", use: show)
         group.get(":objectId/history", use: history)
@@ -74,11 +76,11 @@ struct LocationsController<Context: RequestContext>: Sendable {
 
     @Sendable func geoJSON(_ request: Request, context: Context) async throws -> Response {
         // The map first: to whoever may not read it, every request is the 404 of a map that is not there.
-        let map = try await scope(request, context: context).map
+        let (map, access) = try await scope(request, context: context)
         var query = try ListQueryParser.parse(request.uri.queryParameters)
         query.map = map
         let feed = CachedJSON(tagging: StudentLocationList(results: try await commands.log.pins(query)).geoJSON, contentType: Self.geoJSONType)
-        return feed.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
+        return Self.kept(feed.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response, for: access)
     }
 
     static var geoJSONType: String { "application/geo+json" }
@@ -103,16 +105,33 @@ struct LocationsController<Context: RequestContext>: Sendable {
         return list.answer(ifNoneMatch: request.header(.ifNoneMatch))
     }
 
+    /// A class map's newest pins from memory, as the default map's: when both the caller's access to the
+    /// map (`X-Actor`) and the list are cached and fresh, and the caller may read it.
+    private func mapHotRead(_ request: PreparedRequest, _ parameters: Parameters) -> PreparedResponse? {
+        guard LatestListQuery.matches(request.query), token.admits(authorization: request.header(.authorization)),
+            let slug = parameters.get("slug").flatMap(MapSlug.init), let accessCache = maps?.accessCache, let mapLists
+        else { return nil }
+        let actor = request.header(Self.actorHeader).flatMap(Actor.init(headerValue:))
+        guard case let access?? = accessCache.fresh(MapStore.cacheKey(slug, actorKey: actor?.key)), access.canRead,
+            let list = mapLists.fresh(slug.rawValue)
+        else { return nil }
+        var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        if access.map.read == .members { answer.append(HTTPField(name: .cacheControl, value: "private")) }
+        return answer
+    }
+
+    private static var actorHeader: HTTPField.Name { HTTPField.Name(InternalHeaders.actor)! }
+
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         // The map first: to whoever may not read it, every request is the 404 of a map that is not there.
-        let map = try await scope(request, context: context).map
+        let (map, access) = try await scope(request, context: context)
         var query = try ListQueryParser.parse(request.uri.queryParameters)
         query.map = map
         if !query.map.isEmpty, let mapLists {
             var latest = PinQuery.latest
             latest.map = query.map
-            guard query == latest else { return .json(StudentLocationList(results: try await commands.log.pins(query)).json) }
-            return try await mapLists.current(query.map).answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
+            guard query == latest else { return Self.kept(.json(StudentLocationList(results: try await commands.log.pins(query)).json), for: access) }
+            return Self.kept(try await mapLists.current(query.map).answer(ifNoneMatch: request.headers[.ifNoneMatch]).response, for: access)
         }
         guard query == .latest else {
             return .json(StudentLocationList(results: try await commands.log.pins(query)).json)
@@ -122,21 +141,29 @@ struct LocationsController<Context: RequestContext>: Sendable {
 
     @Sendable func show(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
-        guard let pin = try await commands.pin(objectId, on: try await scope(request, context: context).map) else {
-            throw LocationError.notFound
-        }
-        return .json(pin.location.json, headers: [.eTag: ETagCondition.tag(for: pin.version)])
+        let (map, access) = try await scope(request, context: context)
+        guard let pin = try await commands.pin(objectId, on: map) else { throw LocationError.notFound }
+        return Self.kept(.json(pin.location.json, headers: [.eTag: ETagCondition.tag(for: pin.version)]), for: access)
+    }
+
+    /// A members-only map's pins are for its members alone: no cache shared by others keeps them
+    /// (`Cache-Control: private`), and the gateway keeps its list only for the accounts it was given to.
+    static func kept(_ response: Response, for access: MapAccess?) -> Response {
+        guard let access, access.map.read == .members else { return response }
+        var response = response
+        response.headers[.cacheControl] = "private"
+        return response
     }
 
     /// The pin's history, public as the pin is; a deleted pin's too.
     @Sendable func history(_ request: Request, context: Context) async throws -> Response {
         let objectId = ObjectID(try context.parameters.require("objectId"))
-        let map = try await scope(request, context: context).map
+        let (map, access) = try await scope(request, context: context)
         let events = objectId.isWellFormed ? try await commands.log.stream(objectId) : []
         guard events.first?.map == map, let history = PinHistory(objectId: objectId, events: events) else {
             throw LocationError.notFound
         }
-        return .json(history.json)
+        return Self.kept(.json(history.json), for: access)
     }
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {

@@ -230,6 +230,40 @@ struct EventStore: Sendable {
         return page
     }
 
+    /// The class maps' events after `position`, as `events(after:limit:map:)` reads one map's: every class
+    /// map's pins' events in commit order (each with its map), and which maps moved, their own lives'
+    /// events (settings, members, invites) included. For the gateway, which keeps each map's list and
+    /// streams from one follower of them all.
+    func classMapEvents(after position: LogPosition, limit: Int) async throws -> LogPage {
+        let rows = try await database.query(
+            """
+            SELECT \(unescaped: RecordedEvent.columns), stream_name LIKE 'location-%' AS pin,
+                   event_type IN ('LocationPosted', 'LocationUpdated', 'LocationUnhidden')
+                   AND EXISTS (SELECT FROM locations.hidden_pins AS hidden WHERE hidden.object_id = substr(stream_name, 10)) AS withheld
+            FROM locations.events
+            WHERE (transaction_id, position) > (\(String(position.transactionId))::xid8, \(position.position))
+              AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+              AND map <> ''
+            ORDER BY events.transaction_id, events.position
+            LIMIT \(limit)
+            """)
+        var page = LogPage()
+        var moved: Set<String> = []
+        for row in rows {
+            let columns = row.makeRandomAccess()
+            let map = try columns["map"].decode(String.self)
+            if moved.insert(map).inserted { page.moved.append(map) }
+            guard try columns["pin"].decode(Bool.self) else {
+                page.readThrough = LogPosition(transactionId: try columns[0].decode(Int64.self), position: try columns[1].decode(Int64.self))
+                continue
+            }
+            let event = try RecordedEvent(row)
+            page.readThrough = event.position
+            if try !columns["withheld"].decode(Bool.self) { page.events.append(event) }
+        }
+        return page
+    }
+
     /// Every event of one pin's stream, oldest first (committed ones, whatever the horizon).
     func stream(_ objectId: ObjectID) async throws -> [RecordedEvent] {
         let rows = try await database.query(

@@ -26,6 +26,9 @@ protocol LocationLog: Sendable {
     /// At most `limit` events of `map`'s pins (`''`: the default map's) after `position`, in commit order,
     /// without what a pin hidden now showed.
     func events(after position: LogPosition, limit: Int, map: String) async throws -> LogPage
+    /// At most `limit` events of every class map after `position` (their pins' as `events` reads them, and
+    /// each map that moved, by its pins or its own life, in `moved`).
+    func classMapEvents(after position: LogPosition, limit: Int) async throws -> LogPage
     /// The newest position a follower may read up to.
     func head() async throws -> LogPosition
     /// The newest event before the latest `count` a follower may read, in commit order: a cursor older than
@@ -49,6 +52,8 @@ struct LogPage: Sendable, Hashable {
     var events: [RecordedEvent] = []
     /// The last event read, shown or withheld: the next page starts after it. Nil when none was read.
     var readThrough: LogPosition?
+    /// The class maps the page's stretch moved, in the order first seen (`classMapEvents` alone fills it).
+    var moved: [String] = []
 }
 
 /// The log in PostgreSQL: `EventStore` appends (new pins through `PostAppender`'s group commit) and
@@ -88,6 +93,10 @@ struct PostgresLocationLog: LocationLog {
 
     func events(after position: LogPosition, limit: Int, map: String) async throws -> LogPage {
         try await events.events(after: position, limit: limit, map: map)
+    }
+
+    func classMapEvents(after position: LogPosition, limit: Int) async throws -> LogPage {
+        try await events.classMapEvents(after: position, limit: limit)
     }
 
     func head() async throws -> LogPosition { try await events.head() }

@@ -139,6 +139,18 @@ final class MemoryLocationLog: LocationLog {
         }
     }
 
+    /// (The memory log holds no maps' own lives: only their pins move them.)
+    func classMapEvents(after position: LogPosition, limit: Int) async throws -> LogPage {
+        state.withLock { state in
+            let read = Array(state.events.lazy.filter { $0.position > position && !$0.map.isEmpty }.prefix(limit))
+            let hidden = state.hidden
+            let shown = read.filter { $0.change.location == nil || !hidden.contains($0.change.objectId) }
+            var page = LogPage(events: shown, readThrough: read.last?.position)
+            for event in read where !page.moved.contains(event.map) { page.moved.append(event.map) }
+            return page
+        }
+    }
+
     func head() async throws -> LogPosition {
         state.withLock { $0.events.last?.position ?? .start }
     }
