@@ -13,7 +13,9 @@ public struct MapSlug: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Nil unless `text` is a slug as written in a path. Reserved words pass here (a path may name them and
     /// find no map); creation refuses them (`isReserved`).
     public init?(_ text: some StringProtocol) {
-        let bytes = Array(text.utf8)
+        // Over the bytes of the string kept, with no array of them: a map's hot read checks its slug on every request.
+        let string = String(text)
+        let bytes = string.utf8
         guard (Self.minimumLength...Self.maximumLength).contains(bytes.count),
             let first = bytes.first, let last = bytes.last, Self.isLetterOrDigit(first), Self.isLetterOrDigit(last)
         else { return nil }
@@ -23,7 +25,7 @@ public struct MapSlug: Hashable, Sendable, Comparable, CustomStringConvertible {
             if byte == UInt8(ascii: "-") && previous == byte { return nil }
             previous = byte
         }
-        rawValue = String(text)
+        rawValue = string
     }
 
     public var isReserved: Bool { Self.reserved.contains(rawValue) }

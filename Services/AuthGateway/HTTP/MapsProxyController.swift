@@ -120,7 +120,7 @@ struct MapsProxyController: Sendable {
     /// for a members-only one, an account it was given to already, as its session says (read from this
     /// replica's cache, without leaving the event loop).
     private func cachedList(_ request: PreparedRequest, _ parameters: Parameters) -> PreparedResponse? {
-        guard LatestListQuery.matches(request.query), let slug = parameters.get("slug").flatMap(MapSlug.init) else { return nil }
+        guard LatestListQuery.matches(request.query), let slug = parameters.get("slug") else { return nil }
         let list = feeds.lists.list(for: slug) {
             guard let token = SessionCookies.token(in: request.headers), case .live(let account) = sessions.cachedLookup(token) else { return nil }
             return account.key

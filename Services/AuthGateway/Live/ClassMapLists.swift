@@ -26,7 +26,8 @@ final class ClassMapLists: Sendable {
     }
 
     private struct State {
-        var entries: [MapSlug: Entry] = [:]
+        /// By slug (`MapSlug.rawValue`).
+        var entries: [String: Entry] = [:]
         /// Invalidations, counted in buckets by slug: a list fetched while its bucket's count moved may be
         /// stale, and is not kept. (A bucket is shared by a few maps; a list not kept only costs a fetch.)
         var stamps = [UInt64](repeating: 0, count: ClassMapLists.buckets)
@@ -44,17 +45,22 @@ final class ClassMapLists: Sendable {
 
     /// The map's list, for a reader the entry admits (`account`: the caller's account key, worked out only
     /// for a members-only map); nil when not held, not trusted now, or not for this caller.
-    func list(for slug: MapSlug, account: () -> String?) -> CachedJSON? {
-        state.withLock { state in
-            guard state.following, var entry = state.entries[slug] else { return nil }
-            if case .accounts(let keys) = entry.readers {
-                guard let key = account(), keys.contains(key) else { return nil }
-            }
+    /// `slug` as the path spells it: only slugs (`MapSlug`) are ever kept, so any other spelling finds nothing.
+    func list(for slug: String, account: () -> String?) -> CachedJSON? {
+        let held: (CachedJSON, Readers)? = state.withLock { state in
+            // One lookup finds the entry and marks it read.
+            guard state.following, let index = state.entries.index(forKey: slug) else { return nil }
             state.clock &+= 1
-            entry.lastRead = state.clock
-            state.entries[slug] = entry
-            return entry.list
+            state.entries.values[index].lastRead = state.clock
+            let entry = state.entries.values[index]
+            return (entry.list, entry.readers)
         }
+        guard let (list, readers) = held else { return nil }
+        // The caller's session is looked up (its token hashed) outside the lock, and only for a members-only map.
+        if case .accounts(let keys) = readers {
+            guard let key = account(), keys.contains(key) else { return nil }
+        }
+        return list
     }
 
     /// What to pass to `store` after fetching the map's list, so a fetch that raced a change is not kept.
@@ -69,12 +75,12 @@ final class ClassMapLists: Sendable {
             guard state.following, state.stamps[Self.bucket(slug)] == stamp else { return }
             state.clock &+= 1
             var kept = readers
-            if case .accounts(let new) = readers, let entry = state.entries[slug], entry.list.etag == list.etag,
+            if case .accounts(let new) = readers, let entry = state.entries[slug.rawValue], entry.list.etag == list.etag,
                 case .accounts(let known) = entry.readers
             {
                 kept = .accounts(known.union(new))
             }
-            state.entries[slug] = Entry(list: list, readers: kept, lastRead: state.clock)
+            state.entries[slug.rawValue] = Entry(list: list, readers: kept, lastRead: state.clock)
             guard state.entries.count > capacity else { return }
             // The least recently read goes: one pass, only when a map comes in over the cap.
             if let oldest = state.entries.min(by: { $0.value.lastRead < $1.value.lastRead })?.key { state.entries[oldest] = nil }
@@ -85,7 +91,7 @@ final class ClassMapLists: Sendable {
     func invalidate(_ slug: MapSlug) {
         state.withLock { state in
             state.stamps[Self.bucket(slug)] &+= 1
-            state.entries[slug] = nil
+            state.entries[slug.rawValue] = nil
         }
     }
 

@@ -53,11 +53,12 @@ final class MapCache<Value: Sendable>: Sendable {
     /// made before the router, on the connection's event loop.
     func fresh(_ key: String) -> Value? {
         state.withLock { state in
-            guard state.coherent, var entry = state.entries[key], entry.generation == state.generation else { return nil }
+            // One lookup finds the entry and marks it read.
+            guard state.coherent, let index = state.entries.index(forKey: key), state.entries.values[index].generation == state.generation
+            else { return nil }
             state.clock &+= 1
-            entry.lastRead = state.clock
-            state.entries[key] = entry
-            return entry.value
+            state.entries.values[index].lastRead = state.clock
+            return state.entries.values[index].value
         }
     }
 
