@@ -147,6 +147,27 @@ import Testing
         }
     }
 
+    /// A student's writes (a join among them) are counted on each map apart: the burst spent on one class's
+    /// map leaves their posts on another's, and on the default map, as they were.
+    @Test func eachMapCountsAStudentsWritesApart() async throws {
+        try await withGateway(configure: { $0.writeLimit.burst = 3 }) { client, _ in
+            let teacher = try await client.signedUpAndLoggedIn("t5@example.com")
+            let student = try await client.signedUpAndLoggedIn("s5@example.com")
+            _ = try await Self.classMap(client, "limit-a", teacher: teacher, students: [student])
+            _ = try await Self.classMap(client, "limit-b", teacher: teacher, students: [student])
+            let body = #"{"mapString":"Kigali","mediaURL":"https://example.com","latitude":-1.94,"longitude":30.06}"#
+            // The join was the first of three on each map.
+            for _ in 0..<2 {
+                #expect(try await client.send(.post, "/maps/limit-a/v1/StudentLocation", body: body, headers: [student.bearer]).status == .ok)
+            }
+            let spent = try await client.send(.post, "/maps/limit-a/v1/StudentLocation", body: body, headers: [student.bearer])
+            #expect(spent.status == .tooManyRequests)
+            #expect(spent.json["code"] as? Int == 155)
+            #expect(try await client.send(.post, "/maps/limit-b/v1/StudentLocation", body: body, headers: [student.bearer]).status == .ok)
+            #expect(try await client.send(.post, "/v1/StudentLocation", body: body, headers: [student.bearer]).status == .ok)
+        }
+    }
+
     /// A change on one map reaches that map's live streams alone.
     @Test func aMapsLiveStreamCarriesItsOwnChangesOnly() async throws {
         try await withGateway { client, _ in

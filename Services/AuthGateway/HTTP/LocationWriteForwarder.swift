@@ -77,7 +77,9 @@ struct LocationWriteForwarder: Sendable {
             guard let body = write.body else {
                 return eventLoop.makeSucceededFuture(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
             }
-            let subjects = limit.subjects(account: account.key, address: trustedProxies.clientAddress(peer: write.peer, headers: write.headers))
+            let subjects = limit.subjects(
+                account: account.key, address: trustedProxies.clientAddress(peer: write.peer, headers: write.headers),
+                map: write.map.flatMap(MapSlug.init))
             return counted(subjects, on: eventLoop).flatMap { decision in
                 let wait: Int? = if case .wait(let seconds) = decision { seconds } else { nil }
                 // Past the limit, a retried post may still get the answer to its earlier attempt: nothing new is appended.

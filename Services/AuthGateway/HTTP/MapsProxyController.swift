@@ -182,10 +182,12 @@ struct MapsProxyController: Sendable {
             } catch is NIOTooManyBytesError {
                 throw GatewayError.bodyTooLarge(limit: Self.maximumBodySize)
             }
-            // A join is counted against its account's writes: a stream of guessed invites is slowed as a
-            // stream of pins is. (Not against its address: a class joins from one school's address at once.)
+            // A join is counted against its account's writes on the map it joins: a stream of guessed invites
+            // is slowed as a stream of pins is, and slows that account's pins there. (Not against its address:
+            // a class joins from one school's address at once.)
             if let account, joining {
-                if case .wait(let seconds) = try await limit.take(limit.subjects(account: account.key, address: nil)) {
+                let map = context.parameters.get("slug").flatMap(MapSlug.init)
+                if case .wait(let seconds) = try await limit.take(limit.subjects(account: account.key, address: nil, map: map)) {
                     throw GatewayError.rateLimited(retryAfter: seconds)
                 }
             }

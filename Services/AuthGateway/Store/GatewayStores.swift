@@ -24,7 +24,7 @@ struct GatewayStores: Sendable {
         let signIns = MemorySignInStore()
         let accounts = MemoryAccountStore { key, account in
             if let account { loginFailures.forget(subject: LoginThrottle.accountSubject(EmailAddress(account.email))) }
-            writeAllowances.forget(subject: WriteLimit.accountSubject(key))
+            writeAllowances.forget(account: key)
             signIns.forgetHandoffs(accountKey: key)
         }
         return GatewayStores(

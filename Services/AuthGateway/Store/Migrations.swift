@@ -310,6 +310,24 @@ enum Migrations {
                 )
                 """,
             ]),
+        Migration(
+            version: 8, name: "write allowances per map",
+            statements: [
+                """
+                -- A student's writes are counted on each map apart (`account:{key}@{slug}` on a class map): an
+                -- erasure deletes every one of them.
+                CREATE OR REPLACE FUNCTION auth.erase_account(erased text) RETURNS void LANGUAGE sql
+                BEGIN ATOMIC
+                    DELETE FROM auth.sessions WHERE account_key = erased;
+                    DELETE FROM auth.login_failures WHERE subject IN (
+                        SELECT 'account:' || coalesce(email_key, normalize(lower(btrim(email)), NFC)) FROM auth.accounts WHERE key = erased);
+                    DELETE FROM auth.write_allowances
+                    WHERE subject = 'account:' || erased OR starts_with(subject, 'account:' || erased || '@');
+                    DELETE FROM auth.accounts WHERE key = erased;
+                    DELETE FROM auth.erasures WHERE account_key = erased;
+                END
+                """
+            ]),
     ]
 
     /// The tables an erasure deletes rows from (`Compact` rewrites them).

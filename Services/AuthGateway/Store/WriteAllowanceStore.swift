@@ -222,8 +222,11 @@ final class MemoryWriteAllowanceStore: WriteAllowanceStore {
         }
     }
 
-    /// The subject's count gone, its whole burst back: an erased account's.
-    func forget(subject: String) {
-        nextAt.withLock { $0[subject] = nil }
+    /// An erased account's counts gone, on every map, their whole bursts back.
+    func forget(account key: String) {
+        let subject = WriteLimit.accountSubject(key)
+        nextAt.withLock { nextAt in
+            nextAt = nextAt.filter { name, _ in name != subject && !name.hasPrefix(subject + "@") }
+        }
     }
 }

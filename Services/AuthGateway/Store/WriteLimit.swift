@@ -1,3 +1,4 @@
+import OnTheMapShared
 import ServiceKit
 
 /// Keeps one student (or one script with a session) from flooding the map: each account may post, change
@@ -37,14 +38,20 @@ struct WriteLimit: Sendable {
     let policy: Policy
     let clock: any WallClock
 
-    /// The subjects a write counts against: its account, and its client's address when known.
-    func subjects(account: String, address: String?) -> [Subject] {
-        [Subject(name: Self.accountSubject(account), policy: policy)]
+    /// The subjects a write counts against: its account on the map it is on (`map`, nil for the default map),
+    /// and its client's address when known, on every map at once (a school's address posts for all its
+    /// classes, and one address must not write without bound by spreading over many maps).
+    func subjects(account: String, address: String?, map: MapSlug? = nil) -> [Subject] {
+        [Subject(name: Self.accountSubject(account, map: map), policy: policy)]
             + (address.map { [Subject(name: "address:" + $0, policy: policy.perAddress)] } ?? [])
     }
 
-    /// The name an account's writes are counted under (`auth.erase_account` deletes it by this name too).
-    static func accountSubject(_ accountKey: String) -> String { "account:" + accountKey }
+    /// The name an account's writes on a map are counted under: `account:{key}` on the default map,
+    /// `account:{key}@{slug}` on a class map, so a student's posts on one class's map leave their allowance
+    /// on another's whole. An erasure deletes them all (`auth.erase_account`, `forget(account:)`).
+    static func accountSubject(_ accountKey: String, map: MapSlug? = nil) -> String {
+        "account:" + accountKey + (map.map { "@" + $0.rawValue } ?? "")
+    }
 
     /// The decision on the write when it can be made without waiting (see `WriteAllowanceStore.decideAtOnce`).
     func decideAtOnce(_ subjects: [Subject]) -> WriteDecision? {

@@ -362,12 +362,15 @@ import Testing
         try await withGatewayStores(kind) { stores async throws in
             let ada = try await Self.ada(stores)
             let limit = WriteLimit(allowances: stores.writeAllowances, policy: .init(burst: 1, interval: .seconds(10)), clock: ManualClock())
-            let subjects = limit.subjects(account: ada.key, address: nil)
-            #expect(try await limit.take(subjects) == .allowed)
-            #expect(try await limit.take(subjects) == .wait(seconds: 10))
+            // Her count on the default map and on a class map: both forgotten.
+            let everywhere = [nil, MapSlug("ios-2027")].map { limit.subjects(account: ada.key, address: nil, map: $0) }
+            for subjects in everywhere {
+                #expect(try await limit.take(subjects) == .allowed)
+                #expect(try await limit.take(subjects) == .wait(seconds: 10))
+            }
             try await stores.accounts.beginErasure(key: ada.key)
             try await stores.accounts.finishErasure(key: ada.key)
-            #expect(try await limit.take(subjects) == .allowed)
+            for subjects in everywhere { #expect(try await limit.take(subjects) == .allowed) }
         }
     }
 
