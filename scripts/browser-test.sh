@@ -18,6 +18,9 @@ python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q
 # Students sign in with a real OpenID Connect provider on loopback: django-oidc-provider, served by waitress.
 python3 -c "import oidc_provider, waitress" 2>/dev/null \
     || python3 -m pip install -q --disable-pip-version-check django-oidc-provider==0.9.0 Django==5.2.19 waitress==3.0.2
+# The world map's tests count colours in screenshots (Pillow) and serve a PMTiles archive the format's own
+# writer made (pmtiles).
+python3 -c "import PIL, pmtiles" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check pillow pmtiles
 bin=$(build_services)
 
 output="$PWD/test-output/browser"

@@ -18,6 +18,8 @@ swift format lint --strict -r -p Services Shared Clients Tests Fuzz bench/micro 
 # The traces test's OTLP receiver decodes what the services export with OpenTelemetry's own definitions.
 python3 -c "import schemathesis, openapi_spec_validator, geojson, opentelemetry.proto" 2>/dev/null \
     || python3 -m pip install -q --disable-pip-version-check schemathesis openapi-spec-validator geojson opentelemetry-proto
+# The basemap tests write their PMTiles archives with the format's own Python writer.
+python3 -c "import pmtiles" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check pmtiles
 # The sign-in tests run a real OpenID Connect provider on loopback: django-oidc-provider, served by waitress.
 python3 -c "import oidc_provider, waitress" 2>/dev/null \
     || python3 -m pip install -q --disable-pip-version-check django-oidc-provider==0.9.0 Django==5.2.19 waitress==3.0.2

@@ -74,15 +74,23 @@ func buildRouter(
     router.middlewares.add(RequestCountingMiddleware(counters))
     GatewayHealthController(database: parts.database, locations: parts.locations, registry: registry).addRoutes(to: router)
     try OpenAPIController.bundled().addRoutes(to: router)
-    let page = WebClientFiles.PageSettings(
+    var page = WebClientFiles.PageSettings(
         tileURL: configuration.tileURL, identityProvider: configuration.identityProvider.rawValue,
         signUpURL: configuration.identityProvider == .udacity ? WebClientFiles.udacitySignUpURL : nil,
         signInProvider: configuration.oidc?.providerName)
+    // The page's images come from the tile server, from this gateway's own archive, or (none) only from here.
+    var tileOrigin = TileOrigin(configuration.tileURL)
+    if let archive = configuration.basemapTiles {
+        let tiles = BasemapTilesController(archive: archive)
+        tiles.addRoutes(to: router)
+        page.tileURL = tiles.urlTemplate
+        page.tileMaxZoom = archive.header.maxZoom
+        tileOrigin = nil
+    }
     let webFiles = try WebClientFiles.load(
         clientDirectory: WebClientBundle.directory, leafletDirectory: configuration.leafletDirectory,
         page: page, logger: logger)
-    WebClientController(files: webFiles, tiles: TileOrigin(configuration.tileURL) ?? TileOrigin(GatewayConfiguration.defaultTileURL)!)
-        .addRoutes(to: router)
+    WebClientController(files: webFiles, tiles: tileOrigin).addRoutes(to: router)
 
     let cookies = SessionCookies(domain: configuration.cookieDomain)
     // The session and users routes answer under every class map's base URL too (`/maps/{slug}/v1/session`):

@@ -14,7 +14,8 @@ struct AuthGatewayCommand: AsyncParsableCommand {
         discussion: """
             Configuration comes from the environment: DATABASE_URL, LOCATIONS_URL and INTERNAL_TOKEN (required), \
             PORT (default \(GatewayConfiguration.defaultPort)), IDENTITY_PROVIDER (local or udacity), UDACITY_BASE_URL, \
-            GEOCODER_URL, TILE_URL, SESSION_TTL and LOG_LEVEL.
+            GEOCODER_URL, TILE_URL (or none: the built-in world map alone), BASEMAP_TILES (a PMTiles archive of \
+            tiles the gateway serves itself), SESSION_TTL and LOG_LEVEL.
             """,
         subcommands: [Serve.self, Migrate.self, Accounts.self, Compact.self, HealthCheck.self],
         defaultSubcommand: Serve.self)

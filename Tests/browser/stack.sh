@@ -3,7 +3,8 @@
 #
 #   web_stack_start BIN_DIR WORK_DIR [oidc]
 #                                      sets STACK_GATEWAY (tiles from the stand-in server at STACK_TILES),
-#                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_LOCATIONS;
+#                                      STACK_GATEWAY_NO_TILES (TILE_URL on a closed port), STACK_GATEWAY_PMTILES
+#                                      (BASEMAP_TILES: the archive at STACK_PMTILES, z0-z2), STACK_LOCATIONS;
 #                                      with oidc, students can also sign in at STACK_GATEWAY with the test
 #                                      OpenID Connect provider (Tests/oidc/provider.py) at STACK_OIDC_ISSUER,
 #                                      named STACK_OIDC_PROVIDER_NAME, whose one user is STACK_OIDC_USER
@@ -98,13 +99,23 @@ web_stack_start() {
     LOCATIONS_URL=$STACK_LOCATIONS PORT=$bare_port TILE_URL="http://127.0.0.1:$closed_port/{z}/{x}/{y}.png" \
         "$bin/auth-gateway" serve --host 127.0.0.1 >"$work/gateway-no-tiles.log" 2>&1 &
     STACK_PIDS+=($!)
+    # Tiles from the gateway's own PMTiles archive, each tile a colour of its own (scripts/make-test-pmtiles.py).
+    STACK_PMTILES="$work/tiles.pmtiles"
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../../scripts/make-test-pmtiles.py" "$STACK_PMTILES" --max-zoom 2
+    local archive_port
+    archive_port=$(free_port)
+    LOCATIONS_URL=$STACK_LOCATIONS PORT=$archive_port BASEMAP_TILES="$STACK_PMTILES" \
+        "$bin/auth-gateway" serve --host 127.0.0.1 >"$work/gateway-pmtiles.log" 2>&1 &
+    STACK_PIDS+=($!)
     STACK_GATEWAY="http://127.0.0.1:$gateway_port"
     STACK_GATEWAY_NO_TILES="http://127.0.0.1:$bare_port"
+    STACK_GATEWAY_PMTILES="http://127.0.0.1:$archive_port"
     web_stack_wait_ready "$STACK_GATEWAY/readyz"
     web_stack_wait_ready "$STACK_GATEWAY_NO_TILES/readyz"
+    web_stack_wait_ready "$STACK_GATEWAY_PMTILES/readyz"
     # The binaries too, for the operator's commands (`auth-gateway accounts disable`) on this stack's database.
     STACK_BIN=$bin
-    export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_LOCATIONS STACK_TILES STACK_BIN
+    export STACK_GATEWAY STACK_GATEWAY_NO_TILES STACK_GATEWAY_PMTILES STACK_PMTILES STACK_LOCATIONS STACK_TILES STACK_BIN
 }
 
 # web_stack_stop [LOG_DIR]: stops everything web_stack_start started; the services' logs are kept in LOG_DIR.

@@ -6,6 +6,8 @@ seeded in setUpClass and the pins the earlier tests post.
 import base64
 import contextlib
 import datetime
+import importlib.util
+import io
 import json
 import os
 import re
@@ -19,15 +21,21 @@ import urllib.parse
 import urllib.request
 
 from axe_selenium_python import Axe
+from PIL import Image
+from pmtiles.reader import MmapSource, Reader
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 GATEWAY = os.environ["STACK_GATEWAY"]
 GATEWAY_NO_TILES = os.environ["STACK_GATEWAY_NO_TILES"]
+# Tiles from the gateway's own PMTiles archive (STACK_PMTILES), written by scripts/make-test-pmtiles.py.
+GATEWAY_PMTILES = os.environ["STACK_GATEWAY_PMTILES"]
+PMTILES = os.environ["STACK_PMTILES"]
 # The OpenID Connect provider STACK_GATEWAY signs students in with, and its one student.
 PROVIDER = os.environ["STACK_OIDC_ISSUER"]
 PROVIDER_NAME = os.environ["STACK_OIDC_PROVIDER_NAME"]
@@ -168,6 +176,38 @@ def name(pin):
 def next_second(milliseconds_):
     """The first whole second after a moment: what a reader can type into a field that takes seconds."""
     return (milliseconds_ // 1000 + 1) * 1000
+
+
+# The world map's colours (static/js/basemap.js): land and sea exactly; a border's line, a pixel and a half
+# wide, is blended with what it crosses, so a pixel nearer its colour than the land's and the sea's counts.
+LAND, SEA, BORDER = (244, 241, 234), (170, 211, 223), (155, 138, 166)
+
+
+def colour_shares(png):
+    """The shares of a screenshot's pixels that are land, sea and border."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    counts = {"land": 0, "sea": 0, "border": 0}
+
+    def distance(colour, to):
+        return sum((a - b) ** 2 for a, b in zip(colour, to))
+    for count, colour in image.getcolors(maxcolors=1 << 24):
+        if colour == LAND:
+            counts["land"] += count
+        elif colour == SEA:
+            counts["sea"] += count
+        elif distance(colour, BORDER) < min(distance(colour, LAND), distance(colour, SEA)):
+            counts["border"] += count
+    total = image.width * image.height
+    return {kind: count / total for kind, count in counts.items()}
+
+
+def test_tiles_module():
+    """scripts/make-test-pmtiles.py, for the colour it gives each tile."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "make-test-pmtiles.py")
+    spec = importlib.util.spec_from_file_location("make_test_pmtiles", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class WebClientTests(unittest.TestCase):
@@ -1243,6 +1283,118 @@ class WebClientTests(unittest.TestCase):
                 self.close_switcher()
             finally:
                 self.driver.set_window_size(1280, 800)
+
+    def zoom_map(self, steps):
+        """Zooms the map with its own buttons: out (negative) or in, waiting for each step to end."""
+        button = self.driver.find_element(By.CSS_SELECTOR, "#map .leaflet-control-zoom-" + ("in" if steps > 0 else "out"))
+        for _ in range(abs(steps)):
+            if "leaflet-disabled" in button.get_attribute("class"):
+                break
+            button.click()
+            time.sleep(0.4)
+
+    def centre_map_on(self, student, below=0):
+        """Drags the map until the student's pin is in its middle (or `below` pixels under it), as a reader would."""
+        marker = self.driver.find_element(By.CSS_SELECTOR, f"#map .leaflet-marker-icon[title='{student}']")
+        box, spot = self.by_id("map").rect, marker.rect
+        dx = round(box["x"] + box["width"] / 2 - (spot["x"] + spot["width"] / 2))
+        dy = round(box["y"] + box["height"] / 2 + below - (spot["y"] + spot["height"]))
+        actions = ActionChains(self.driver)
+        actions.move_to_element_with_offset(self.by_id("map"), 0, 60).click_and_hold()
+        for _ in range(10):
+            actions.move_by_offset(dx / 10, dy / 10).pause(0.03)
+        actions.pause(0.4).release().perform()
+        time.sleep(0.5)
+
+    def wait_for_world_map(self, element_id, view, land=0.05, sea=0.05, border=0.0005):
+        """Waits until the element's screenshot has land, sea and borders in these shares at least."""
+        shares = {}
+        # The pins and their shadows are left out of the count: what is under them is counted.
+        pins_pane = f"#{element_id} .leaflet-marker-pane, #{element_id} .leaflet-shadow-pane"
+        hide = f"document.querySelectorAll('{pins_pane}').forEach((pane) => {{ pane.style.visibility = arguments[0]; }})"
+
+        def drawn():
+            self.driver.execute_script(hide, "hidden")
+            try:
+                shares.update(colour_shares(self.by_id(element_id).screenshot_as_png))
+            finally:
+                self.driver.execute_script(hide, "")
+            return shares["land"] >= land and shares["sea"] >= sea and shares["border"] >= border
+        try:
+            self.wait_for(drawn, timeout=15)
+        finally:
+            self.screenshot(f"world-map-{view}")
+        self.assertTrue(drawn(), f"{view}: the world map is not drawn: {shares}")
+        return shares
+
+    def test_28_without_tiles_the_world_map_shows_land_borders_and_sea_under_the_pins_at_three_zooms(self):
+        self.ensure_logged_in(base=GATEWAY_NO_TILES)
+        self.wait_for_markers(len(pins()))
+        self.wait_for(lambda: "tiles-offline" in self.by_id("map").get_attribute("class"), message="the tiles were not given up")
+        self.zoom_map(-10)
+        # Zoom 2 (the whole world), 4 (a continent) and 6 (a region): one of each of the world map's bands,
+        # around Portland, Oregon: the Pacific to its west, Canada's border to its north.
+        for view, steps, below in [("world", 1, 0), ("continent", 2, 0), ("region", 2, 150)]:
+            self.zoom_map(steps)
+            self.centre_map_on("Linus Torvalds", below)
+            self.wait_for_world_map("map", view)
+            # The pins are drawn over it.
+            self.assertTrue(any(marker.is_displayed() for marker in self.markers()), f"{view}: no pin shown")
+            if view == "continent":
+                # The countries in view are named (a name out of view reads as empty).
+                named = [label.text for label in self.driver.find_elements(By.CSS_SELECTOR, "#map .basemap-label")]
+                self.assertTrue([name for name in named if name], "no country is named")
+        self.assertTrue(self.text("notice").startswith("Map tiles cannot be loaded right now"))
+        self.assert_no_script_ran_and_no_csp_violation()
+
+    def test_29_the_posting_preview_shows_the_place_found_on_the_world_map(self):
+        self.ensure_logged_in(base=GATEWAY_NO_TILES)
+        self.by_id("add-pin").click()
+        self.wait_for(lambda: self.visible("post-dialog"))
+        self.by_id("post-place").clear()
+        self.by_id("post-place").send_keys("Lisbon, Portugal")
+        self.by_id("post-link").clear()
+        self.by_id("post-link").send_keys("https://example.com/ada")
+        self.by_id("find-submit").click()
+        self.wait_for(lambda: self.visible("confirm-form"))
+        self.wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#preview-map .leaflet-marker-icon"))
+        # Lisbon at zoom 9: the city's land and the Atlantic beside it; no border that near.
+        self.wait_for_world_map("preview-map", "posting-preview", land=0.1, sea=0.05, border=0)
+        self.by_id("confirm-cancel").click()
+        self.wait_for(lambda: not self.visible("post-dialog"))
+        self.assert_no_script_ran_and_no_csp_violation()
+
+    def test_30_with_a_pmtiles_archive_the_gateway_serves_its_tiles_and_the_page_draws_them(self):
+        with open(PMTILES, "rb") as file:
+            archive = Reader(MmapSource(file))
+            for z, x, y in [(0, 0, 0), (1, 0, 1), (2, 3, 2)]:
+                with urllib.request.urlopen(f"{GATEWAY_PMTILES}/basemap/{z}/{x}/{y}.png", timeout=10) as response:
+                    self.assertEqual(response.headers["Content-Type"], "image/png")
+                    self.assertIn("max-age", response.headers["Cache-Control"])
+                    self.assertTrue(response.headers["ETag"])
+                    self.assertEqual(response.read(), archive.get(z, x, y), f"{z}/{x}/{y}")
+        for outside in ["/basemap/3/0/0.png", "/basemap/1/2/0.png", "/basemap/1/0/0.jpg"]:
+            with self.assertRaises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(GATEWAY_PMTILES + outside, timeout=10)
+            self.assertEqual(refused.exception.code, 404, outside)
+
+        self.ensure_logged_in(base=GATEWAY_PMTILES)
+        self.wait_for_markers(len(pins()))
+        self.wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#map .leaflet-tile-loaded"), message="no tile drew")
+        sources = [tile.get_attribute("src") for tile in self.driver.find_elements(By.CSS_SELECTOR, "#map .leaflet-tile-loaded")]
+        self.assertTrue(all(source.startswith(GATEWAY_PMTILES + "/basemap/") for source in sources), sources)
+        self.assertNotIn("tiles-offline", self.by_id("map").get_attribute("class"))
+        # The tiles cover the world map: the screenshot is mostly the archive's own colours.
+        tiles = test_tiles_module()
+        colours = {tiles.tile_colour(z, x, y) for z in range(3) for x in range(1 << z) for y in range(1 << z)}
+
+        def tile_share():
+            image = Image.open(io.BytesIO(self.by_id("map").screenshot_as_png)).convert("RGB")
+            return sum(count for count, colour in image.getcolors(maxcolors=1 << 24) if colour in colours) / (image.width * image.height)
+        self.wait_for(lambda: tile_share() > 0.5, message="the archive's tiles do not cover the map")
+        self.screenshot("desktop-map-pmtiles")
+        self.assert_no_script_ran_and_no_csp_violation()
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

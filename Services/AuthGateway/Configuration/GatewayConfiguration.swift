@@ -18,7 +18,12 @@ struct GatewayConfiguration: Sendable {
     var identityProvider: IdentityProviderKind
     var udacityBaseURL: String?
     var geocoderURL: String?
+    /// The tile server the web client draws over its built-in world map (`TILE_URL`); `none` for the world
+    /// map alone.
     var tileURL: String
+    /// The tiles the gateway serves itself at `/basemap/{z}/{x}/{y}.{ext}` from a PMTiles archive
+    /// (`BASEMAP_TILES`, a path); the web client draws these instead of `TILE_URL`'s.
+    var basemapTiles: PMTilesArchive?
     /// Where Leaflet's files are (`LEAFLET_DIR`); the web client's map needs `leaflet.js` and `leaflet.css`.
     var leafletDirectory = defaultLeafletDirectory
     var sessionLifetime: Duration
@@ -59,11 +64,13 @@ struct GatewayConfiguration: Sendable {
 
     static let defaultPort = 8080
     static let defaultTileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    /// `TILE_URL=none`: no tile server; the web client draws its built-in world map alone.
+    static let noTiles = "none"
     /// Debian's `libjs-leaflet`.
     static let defaultLeafletDirectory = "/usr/share/javascript/leaflet"
 
     /// Reads `DATABASE_URL`, `PORT`, `LOCATIONS_URL`, `INTERNAL_TOKEN`, `IDENTITY_PROVIDER`,
-    /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
+    /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL` (or `none`), `BASEMAP_TILES`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
     /// `MAX_STREAMS_PER_CLIENT`, `LIVE_RESUME_EVENTS`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`,
     /// `SESSION_COOKIE_DOMAIN`, `MAP_CREATORS`, `MAP_CACHE_SIZE`, and
     /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`, and
@@ -85,15 +92,27 @@ struct GatewayConfiguration: Sendable {
         }
         var geocoder: String?
         if let text = reader["GEOCODER_URL"] { geocoder = try httpURL(text, name: "GEOCODER_URL") }
-        let tiles = reader["TILE_URL"] ?? defaultTileURL
-        guard tiles.contains("{z}"), tiles.contains("{x}"), tiles.contains("{y}"), TileOrigin(tiles) != nil else {
-            throw ConfigurationError("TILE_URL must be an http(s) URL with {z}, {x} and {y}, got \"\(tiles)\"")
+        var tiles = reader["TILE_URL"] ?? defaultTileURL
+        if tiles.lowercased() == noTiles { tiles = noTiles }
+        guard tiles == noTiles || (tiles.contains("{z}") && tiles.contains("{x}") && tiles.contains("{y}") && TileOrigin(tiles) != nil) else {
+            throw ConfigurationError("TILE_URL must be an http(s) URL with {z}, {x} and {y}, or none; got \"\(tiles)\"")
+        }
+        let archive = try reader["BASEMAP_TILES"].map { path throws(ConfigurationError) in
+            guard reader["TILE_URL"] == nil else {
+                throw ConfigurationError("TILE_URL and BASEMAP_TILES both name the map's tiles: set one of them")
+            }
+            do throws(PMTiles.Failure) {
+                return try PMTilesArchive(path: path)
+            } catch {
+                throw ConfigurationError("BASEMAP_TILES must be a PMTiles (version 3) archive of image tiles; \(path): \(error.reason)")
+            }
         }
         var configuration = GatewayConfiguration(
             database: try reader.database(), port: try reader.port(default: defaultPort),
             locationsURL: locations, internalToken: try reader.internalToken(), identityProvider: provider,
             udacityBaseURL: udacity, geocoderURL: geocoder, tileURL: tiles,
             sessionLifetime: try duration("SESSION_TTL", reader["SESSION_TTL"]) ?? .seconds(30 * 86_400), logLevel: try reader.logLevel())
+        configuration.basemapTiles = archive
         configuration.limits = try reader.connectionLimits()
         configuration.leafletDirectory = reader["LEAFLET_DIR"] ?? defaultLeafletDirectory
         configuration.streamsPerClient = try reader.positiveInteger("MAX_STREAMS_PER_CLIENT", default: defaultStreamsPerClient)

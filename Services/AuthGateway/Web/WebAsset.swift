@@ -9,13 +9,21 @@ import Synchronization
 final class WebAsset: Sendable {
     let body: ByteBuffer
     let contentType: String
+    let cacheControl: String
     /// A strong validator of the content; the gzip form's is this one with `-gzip` inside the quotes.
     let etag: String
     private let gzipped = Mutex<ByteBuffer?>(nil)
 
-    init(bytes: [UInt8], contentType: String) {
+    /// Browsers ask again each time and get 304 while nothing changed: the page stays small and current.
+    static let revalidated = "no-cache"
+    /// The world map's files change only with a release, and are the page's largest: a browser keeps them a
+    /// week before it asks again (and then gets 304 while they are the same).
+    static let keptAWeek = "public, max-age=604800"
+
+    init(bytes: [UInt8], contentType: String, cacheControl: String = revalidated) {
         body = ByteBuffer(bytes: bytes)
         self.contentType = contentType
+        self.cacheControl = cacheControl
         etag = "\"\(SHA256.hash(data: bytes).prefix(12).hexString)\""
     }
 

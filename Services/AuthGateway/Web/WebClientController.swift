@@ -12,7 +12,7 @@ struct WebClientController: Sendable {
     let files: WebClientFiles
     let securityHeaders: HTTPFields
 
-    init(files: WebClientFiles, tiles: TileOrigin) {
+    init(files: WebClientFiles, tiles: TileOrigin?) {
         self.files = files
         securityHeaders = WebSecurityHeaders.fields(tiles: tiles)
     }
@@ -58,8 +58,7 @@ struct WebClientController: Sendable {
     func respond(_ asset: WebAsset, to request: Request) -> Response {
         var headers = securityHeaders
         headers[.contentType] = asset.contentType
-        // Browsers ask again each time and get 304 while nothing changed: the page stays small and current.
-        headers[.cacheControl] = "no-cache"
+        headers[.cacheControl] = asset.cacheControl
         let gzip = asset.isCompressible && Self.acceptsGzip(request.headers[.acceptEncoding])
         if asset.isCompressible { headers[.vary] = "Accept-Encoding" }
         headers[.eTag] = gzip ? asset.gzipETag : asset.etag

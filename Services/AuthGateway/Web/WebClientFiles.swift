@@ -9,12 +9,17 @@ struct WebClientFiles: Sendable {
     let assets: [String: WebAsset]
 
     static let prefix = "web"
+    /// The world map's cells (scripts/make-basemap.py), which browsers keep longer than the rest.
+    static let basemapFolder = "basemap/"
     /// Where the udacity provider's students make an account, as the apps' Sign Up link did.
     static let udacitySignUpURL = "https://auth.udacity.com/sign-up"
 
     /// What the page learns from the gateway's settings, written into `index.html`'s `<body>` at start-up.
     struct PageSettings: Sendable {
+        /// The tile layer's URL template, or `none` for the built-in world map alone.
         var tileURL: String
+        /// The deepest zoom the tiles have, when the gateway knows it (its own archive's); deeper zooms enlarge them.
+        var tileMaxZoom: Int?
         var identityProvider: String
         /// Where the identity provider signs people up, when that is not this gateway.
         var signUpURL: String?
@@ -32,7 +37,8 @@ struct WebClientFiles: Sendable {
                 bytes = Array(fillIn(String(decoding: bytes, as: UTF8.self), page: page).utf8)
                 assets[""] = WebAsset(bytes: bytes, contentType: type)
             } else {
-                assets["\(prefix)/\(relative)"] = WebAsset(bytes: bytes, contentType: type)
+                let cacheControl = relative.hasPrefix(basemapFolder) ? WebAsset.keptAWeek : WebAsset.revalidated
+                assets["\(prefix)/\(relative)"] = WebAsset(bytes: bytes, contentType: type, cacheControl: cacheControl)
             }
         }
         guard assets[""] != nil else { throw CocoaError(.fileNoSuchFile) }
@@ -90,10 +96,11 @@ struct WebClientFiles: Sendable {
         return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     }
 
-    /// `{{TILE_URL}}`, `{{IDENTITY_PROVIDER}}`, `{{SIGN_UP_URL}}` and `{{SIGN_IN_PROVIDER}}` in the page, as HTML
-    /// attribute text.
+    /// `{{TILE_URL}}`, `{{TILE_MAX_ZOOM}}`, `{{IDENTITY_PROVIDER}}`, `{{SIGN_UP_URL}}` and `{{SIGN_IN_PROVIDER}}` in the
+    /// page, as HTML attribute text.
     static func fillIn(_ page: String, page settings: PageSettings) -> String {
         page.replacingOccurrences(of: "{{TILE_URL}}", with: HTMLEscaping.escaped(settings.tileURL))
+            .replacingOccurrences(of: "{{TILE_MAX_ZOOM}}", with: settings.tileMaxZoom.map(String.init) ?? "")
             .replacingOccurrences(of: "{{IDENTITY_PROVIDER}}", with: HTMLEscaping.escaped(settings.identityProvider))
             .replacingOccurrences(of: "{{SIGN_UP_URL}}", with: HTMLEscaping.escaped(settings.signUpURL ?? ""))
             .replacingOccurrences(of: "{{SIGN_IN_PROVIDER}}", with: HTMLEscaping.escaped(settings.signInProvider ?? ""))

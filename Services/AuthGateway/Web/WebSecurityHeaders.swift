@@ -20,16 +20,17 @@ struct TileOrigin: Sendable, Equatable {
 }
 
 /// Headers on every web client file: scripts and styles only from the gateway itself, images also from the
-/// tile server, no framing, and only the origin in a `Referer` to other sites (tile servers ask for one).
+/// tile server (none when there is no outside one), no framing, and only the origin in a `Referer` to other
+/// sites (tile servers ask for one).
 enum WebSecurityHeaders {
-    static func contentSecurityPolicy(tiles: TileOrigin) -> String {
+    static func contentSecurityPolicy(tiles: TileOrigin?) -> String {
         [
-            "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: \(tiles.source)",
+            "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:" + (tiles.map { " \($0.source)" } ?? ""),
             "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
         ].joined(separator: "; ")
     }
 
-    static func fields(tiles: TileOrigin) -> HTTPFields {
+    static func fields(tiles: TileOrigin?) -> HTTPFields {
         [
             HTTPField.Name.contentSecurityPolicy: contentSecurityPolicy(tiles: tiles),
             HTTPField.Name("Referrer-Policy")!: "strict-origin-when-cross-origin",

@@ -183,9 +183,10 @@ function startApp(student, prefetched) {
   if (!state.map && leafletAvailable()) {
     state.map = new PinMap($('map'), {
       tileURL: settings.tileUrl,
+      tileMaxZoom: settings.tileMaxZoom,
       onHistory: (pin) => state.history.open(pin),
       onTilesOffline: (offline) => {
-        notice(offline ? 'Map tiles cannot be loaded right now; the pins are shown on a plain background.' : '', 'tiles');
+        notice(offline ? 'Map tiles cannot be loaded right now; the pins are shown on the built-in world map.' : '', 'tiles');
       },
     });
   } else if (!leafletAvailable()) {
@@ -369,7 +370,7 @@ function init() {
   $('refresh').addEventListener('click', () => loadPins());
   $('log-out').addEventListener('click', logOut);
   const posting = new PostingFlow({
-    tileURL: settings.tileUrl,
+    tiles: { tileURL: settings.tileUrl, tileMaxZoom: settings.tileMaxZoom },
     student: () => state.student,
     onPosted: (pin) => {
       upsert(pin);

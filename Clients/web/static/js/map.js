@@ -1,18 +1,36 @@
 // The map tab: one Leaflet marker per pin, each with a popup of the name, the link and a way to its history.
-// When tiles cannot load, the pins stay on a plain background and a quiet notice says why.
+// Every map is drawn on the gateway's own world map first, with tiles over it where there are any; when
+// they cannot load, the pins stay on the world map and a quiet notice says why.
+import { Basemap } from './basemap.js';
 import { element, fullName, outsideLink } from './format.js';
 
 export function leafletAvailable() {
   return typeof window.L !== 'undefined';
 }
 
-export function tileLayer(tileURL) {
+// How long tiles may take to show before the map is said to be on the world map alone.
+const TILE_PATIENCE_MS = 4000;
+
+/**
+ * The page's map layers: the world map, then the tiles of `tileURL` over it (none when it is `none`; up to
+ * `tileMaxZoom`, deeper zooms enlarging those). Returns the tile layer, or null.
+ */
+export function addMapLayers(map, container, { tileURL, tileMaxZoom, onTilesOffline = () => {} }) {
+  new Basemap(map);
+  if (!tileURL || tileURL === 'none') return null;
   const attribution = /openstreetmap\.org/i.test(tileURL) ? '© OpenStreetMap contributors' : '';
-  return window.L.tileLayer(tileURL, { maxZoom: 18, attribution });
+  const maxNativeZoom = Number.parseInt(tileMaxZoom, 10);
+  const options = { maxZoom: 18, attribution, ...(Number.isFinite(maxNativeZoom) ? { maxNativeZoom } : {}) };
+  const layer = window.L.tileLayer(tileURL, options).addTo(map);
+  watchTiles(layer, container, onTilesOffline);
+  return layer;
 }
 
-/** Watches a tile layer: no tile loaded and one failed means the tiles are unreachable. */
-export function watchTiles(layer, container, onChange) {
+/**
+ * Watches a tile layer: no tile loaded and one failed, or none loaded within a few seconds, means the tiles
+ * are unreachable; their pane is hidden then (a class on the container) and the world map shows.
+ */
+function watchTiles(layer, container, onChange) {
   let offline = false;
   const set = (value) => {
     if (value === offline) return;
@@ -21,7 +39,12 @@ export function watchTiles(layer, container, onChange) {
     onChange(offline);
   };
   let loadedThisRound = 0;
-  layer.on('loading', () => { loadedThisRound = 0; });
+  let patience = null;
+  layer.on('loading', () => {
+    loadedThisRound = 0;
+    clearTimeout(patience);
+    patience = setTimeout(() => { if (loadedThisRound === 0) set(true); }, TILE_PATIENCE_MS);
+  });
   layer.on('tileload', () => { loadedThisRound += 1; set(false); });
   layer.on('tileerror', () => { if (loadedThisRound === 0) set(true); });
 }
@@ -39,11 +62,10 @@ function popupContent(pin, onHistory) {
 
 export class PinMap {
   /** onHistory(pin): the reader asked for a pin's history from its popup. */
-  constructor(container, { tileURL, onTilesOffline, onHistory }) {
+  constructor(container, { tileURL, tileMaxZoom, onTilesOffline, onHistory }) {
     const L = window.L;
     this.map = L.map(container, { worldCopyJump: true, minZoom: 1 }).setView([25, 0], 2);
-    const layer = tileLayer(tileURL).addTo(this.map);
-    watchTiles(layer, container, onTilesOffline);
+    addMapLayers(this.map, container, { tileURL, tileMaxZoom, onTilesOffline });
     this.markers = new Map();
     this.fitted = false;
     this.content = (pin) => popupContent(pin, onHistory);

@@ -2,7 +2,7 @@
 // best place, with the others to pick from → Finish. An existing pin is overwritten only after asking.
 import * as api from './api.js';
 import { element, normalizeLink, say } from './format.js';
-import { leafletAvailable, tileLayer } from './map.js';
+import { addMapLayers, leafletAvailable } from './map.js';
 import { ask } from './question.js';
 
 const $ = (id) => document.getElementById(id);
@@ -11,9 +11,9 @@ export class PostingFlow {
   /**
    * student(): the logged-in student; onPosted(pin): the saved pin; onSessionEnded(): back to the login.
    */
-  constructor({ tileURL, student, onPosted, onSessionEnded }) {
+  constructor({ tiles, student, onPosted, onSessionEnded }) {
     this.dialog = $('post-dialog');
-    this.tileURL = tileURL;
+    this.tiles = tiles;
     this.student = student;
     this.onPosted = onPosted;
     this.onSessionEnded = onSessionEnded;
@@ -95,7 +95,7 @@ export class PostingFlow {
     say($('confirm-error'), '');
     this.step('confirm');
     if (leafletAvailable()) {
-      this.preview ??= new PreviewMap($('preview-map'), this.tileURL);
+      this.preview ??= new PreviewMap($('preview-map'), this.tiles);
       this.preview.show(this.candidates);
     }
     $('confirm-submit').focus();
@@ -149,12 +149,12 @@ export class PostingFlow {
   }
 }
 
-/** The dialog's own small map: a marker on the chosen place. */
+/** The dialog's own small map, on the same world map and tiles as the page's: a marker on the chosen place. */
 class PreviewMap {
-  constructor(container, tileURL) {
+  constructor(container, tiles) {
     const L = window.L;
     this.map = L.map(container, { zoomControl: true, attributionControl: true });
-    tileLayer(tileURL).addTo(this.map);
+    addMapLayers(this.map, container, tiles);
     this.marker = null;
   }
 
