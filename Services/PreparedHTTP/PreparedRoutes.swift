@@ -160,11 +160,26 @@ public struct RouteTable: Sendable {
     /// The endpoints whose pattern captures nothing, by their path: a request for one of those paths
     /// resolves to it in the trie too, and one dictionary lookup of the path finds it without copying it.
     private let literal: [Substring: Endpoint]
+    /// The endpoints whose pattern captures its second segment and nothing else (`/maps/{slug}/v1/...`), by
+    /// their first segment: a request whose second segment no other pattern names there resolves to the one
+    /// whose rest it spells, as in the trie, with two lookups and no copy.
+    private let secondSegment: [Substring: SecondSegment]
+
+    /// Patterns under one first segment that capture the second.
+    struct SecondSegment: Sendable {
+        var parameter: Substring
+        /// The endpoints, by the path after the captured segment (`/v1/StudentLocation`; empty for none).
+        var byRest: [Substring: Endpoint] = [:]
+        /// Second segments other patterns under the same first segment spell literally: those paths are the
+        /// trie's to resolve.
+        var spelled: Set<Substring> = []
+    }
 
     /// No routes: nothing is answered before the router.
     public init() {
         trie = nil
         literal = [:]
+        secondSegment = [:]
     }
 
     init(routes: [(method: HTTPRequest.Method, path: RouterPath, early: PreparedRouteAnswer?)]) {
@@ -179,19 +194,79 @@ public struct RouteTable: Sendable {
         }
         let builder = RouterPathTrieBuilder<Endpoint>()
         var literal: [Substring: Endpoint] = [:]
+        var secondSegment: [Substring: SecondSegment] = [:]
+        // First segments under which some pattern has anything but a literal or the one capture second, or
+        // a first segment that is not literal: there the trie alone resolves.
+        var unsure: Set<Substring> = []
         for (path, endpoint) in endpoints.values {
             builder.addEntry(path, value: endpoint)
-            let spelled = path.components.allSatisfy { !$0.description.contains { $0 == "{" || $0 == "*" } }
-            if spelled { literal[Substring(path.description)] = endpoint }
+            let kinds = path.components.map(Self.kind)
+            if kinds.allSatisfy({ if case .literal = $0 { true } else { false } }) {
+                literal[Substring(path.description)] = endpoint
+            }
+            guard kinds.count >= 2, case .literal(let first) = kinds[0] else { continue }
+            switch kinds[1] {
+            case .literal(let second):
+                secondSegment[first, default: SecondSegment(parameter: "")].spelled.insert(second)
+            case .capture(let parameter):
+                // One that captures more further on loses to a literal rest in the trie, as here: it is left out.
+                guard kinds.dropFirst(2).allSatisfy({ if case .literal = $0 { true } else { false } }) else { continue }
+                var entry = secondSegment[first, default: SecondSegment(parameter: parameter)]
+                if entry.parameter.isEmpty { entry.parameter = parameter }
+                if entry.parameter != parameter { unsure.insert(first) }
+                let rest = kinds.dropFirst(2).map { if case .literal(let text) = $0 { "/" + text } else { "" } }.joined()
+                entry.byRest[Substring(rest)] = endpoint
+                secondSegment[first] = entry
+            default:
+                unsure.insert(first)
+            }
         }
         trie = builder.build()
         self.literal = literal
+        self.secondSegment = secondSegment.filter { !unsure.contains($0.key) && !$0.value.byRest.isEmpty }
+    }
+
+    private enum Kind {
+        case literal(Substring)
+        case capture(Substring)
+        case other
+    }
+
+    /// A pattern's segment as its text shows it: `{name}` a capture, with no `*` or `!` a literal.
+    private static func kind(_ element: RouterPath.Element) -> Kind {
+        let text = Substring(element.description)
+        if text.first == "{", text.last == "}", text.dropFirst().dropLast().allSatisfy({ $0 != "{" && $0 != "}" }) {
+            return .capture(text.dropFirst().dropLast())
+        }
+        return text.contains(where: { "{}*!".contains($0) }) || text.isEmpty ? .other : .literal(text)
+    }
+
+    /// The endpoint of a path whose pattern captures its second segment (`secondSegment`), with the capture;
+    /// nil when the trie is to resolve it. A segment with `%` in it is the trie's too, as any it may read otherwise.
+    private func secondSegmentEndpoint(_ path: Substring) -> (Endpoint, Parameters)? {
+        let bytes = path.utf8
+        guard bytes.first == UInt8(ascii: "/") else { return nil }
+        let afterSlash = bytes.index(after: bytes.startIndex)
+        guard let firstEnd = bytes[afterSlash...].firstIndex(of: UInt8(ascii: "/")),
+            let entry = secondSegment[Substring(path.utf8[afterSlash..<firstEnd])]
+        else { return nil }
+        let secondStart = bytes.index(after: firstEnd)
+        let secondEnd = bytes[secondStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+        let second = Substring(path.utf8[secondStart..<secondEnd])
+        guard !second.isEmpty, !second.utf8.contains(UInt8(ascii: "%")), !entry.spelled.contains(second),
+            let endpoint = entry.byRest[Substring(path.utf8[secondEnd...])]
+        else { return nil }
+        var parameters = Parameters()
+        parameters.append(key: entry.parameter, value: second)
+        return (endpoint, parameters)
     }
 
     /// The door before the router: the early answer of the request's route and the route's name, or nil
     /// when the request is the router's (no early answer, or the early answer left it to the handler).
     public func answer(_ request: PreparedRequest) -> (handling: PreparedHandling, route: String)? {
-        let (endpoint, parameters) = literal[request.path].map { ($0, Parameters()) } ?? trie?.resolve(String(request.path)) ?? (Endpoint(), [:])
+        let (endpoint, parameters) =
+            literal[request.path].map { ($0, Parameters()) } ?? secondSegmentEndpoint(request.path) ?? trie?.resolve(String(request.path))
+            ?? (Endpoint(), [:])
         guard let early = endpoint.early.first(where: { $0.method == request.method }), let handling = early.answer(request, parameters) else {
             return nil
         }

@@ -104,14 +104,39 @@ import Testing
 @Suite struct RouteTableResolutionTests {
     static let patterns = [
         "/pins", "/pins/latest", "/pins/:id", "/pins/:id/history", "/pins/{name}.geojson", "/files/*/raw", "/docs/**",
-        "/maps/:slug/v1/pins", "/maps/:slug/v1/pins/:id", "/a/b/c", "/a/:x/c", "/a/b/:y",
+        "/maps/:slug/v1/pins", "/maps/:slug/v1/pins/:id", "/maps/:slug", "/maps/new/v1/pins/old", "/a/b/c", "/a/:x/c", "/a/b/:y",
     ]
 
     static let paths = [
         "/pins", "/pins/", "/pins/latest", "/pins/abc", "/pins/abc/", "/pins/abc/history", "/pins/abc/other", "/pins/world.geojson",
         "/files/one/raw", "/files/one/two/raw", "/docs/x/y/z", "/docs", "/files", "/maps/ios-2027/v1/pins", "/maps/ios-2027/v1/pins/abc",
         "/maps//v1/pins", "/a/b/c", "/a/q/c", "/a/b/q", "/a/q/q", "/PINS", "/pins/%41bc", "/nothing", "/",
+        // A capture in the second segment: found by the table's own lookup unless another pattern spells that segment.
+        "/maps/ios-2027", "/maps/ios-2027/", "/maps/ios-2027/v1/pins/", "/maps/ios%2D2027/v1/pins", "/maps/new/v1/pins",
+        "/maps/new/v1/pins/old", "/maps/new", "/maps/ios-2027/v1", "/maps/ios-2027/v2/pins",
     ]
+
+    /// The capture of a second segment is the router's, byte for byte, at the door before it.
+    @Test func aCapturedSecondSegmentIsTheRoutersCapture() async throws {
+        let routes = PreparedRoutes(Router())
+        routes.on("/maps/:slug/v1/pins", method: .get, routes: routes) { _, parameters in
+            .answer(PreparedResponse(status: .ok, headers: [:], body: ByteBuffer(string: parameters.get("slug") ?? "-")))
+        }
+        let table = routes.table()
+        try await Application(router: routes.router).test(.router) { client in
+            for slug in ["ios-2027", "a", "UPPER", "x.y", "ünï"] {
+                let path = "/maps/\(slug)/v1/pins"
+                let routed = try await client.execute(uri: path, method: .get)
+                guard let early = table.answer(PreparedRequest(method: .GET, target: path, headers: [:])), case .answer(let answer) = early.handling
+                else {
+                    Issue.record("\(path): not answered before the router")
+                    continue
+                }
+                #expect(answer.body.map { String(buffer: $0) } == String(buffer: routed.body), "\(path)")
+                #expect(early.route == "GET /maps/{slug}/v1/pins")
+            }
+        }
+    }
 
     /// Each pattern answers its own name at both doors.
     static func routes() -> PreparedRoutes<BasicRequestContext> {
