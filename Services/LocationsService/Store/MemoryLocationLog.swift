@@ -42,10 +42,12 @@ final class MemoryLocationLog: LocationLog {
             if let key = metadata.idempotencyKey { state.posted[metadata.actor.key, default: [:]][key] = (location, metadata.requestHash) }
             state.pins[location.objectId] = ReadModel.Pin(location: location, version: 1, map: metadata.map)
             let position = Self.record(&state, .posted, version: 1, change: .upserted(location), map: metadata.map)
-            // Oldest first, in the order `keep_pins_per_student` appends their deletions.
-            let held = state.pins.values.filter { $0.location.uniqueKey == location.uniqueKey && $0.map == metadata.map }
-                .sorted { ($0.location.createdAt, $0.location.objectId.rawValue) < ($1.location.createdAt, $1.location.objectId.rawValue) }
-            for pin in held.dropLast(pinsPerStudent) {
+            // Oldest first, in the order `keep_pins_per_student` appends their deletions; never the pin just posted.
+            let others = state.pins.values.filter {
+                $0.location.uniqueKey == location.uniqueKey && $0.map == metadata.map && $0.location.objectId != location.objectId
+            }
+            .sorted { ($0.location.createdAt, $0.location.objectId.rawValue) < ($1.location.createdAt, $1.location.objectId.rawValue) }
+            for pin in others.prefix(max(others.count + 1 - pinsPerStudent, 0)) {
                 state.pins[pin.location.objectId] = nil
                 let deletion = LocationDeleted(objectId: pin.location.objectId, uniqueKey: pin.location.uniqueKey, deletedAt: location.createdAt)
                 _ = Self.record(&state, .deleted, version: pin.version + 1, change: .deleted(deletion), map: pin.map)

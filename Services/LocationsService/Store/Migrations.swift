@@ -365,6 +365,49 @@ enum Migrations {
                 """,
             ]),
         Migration(version: 6, name: "maps: many maps, each pin on one", statements: MapMigration.statements),
+        Migration(
+            version: 7, name: "a post is never its own cap's",
+            statements: [
+                """
+                -- As migration 6's, but the pin just posted is never among those the cap takes off: two posts of
+                -- one student in the same millisecond have the same `created_at`, and the tie went by object id,
+                -- so the post just acknowledged could be the one deleted.
+                CREATE OR REPLACE FUNCTION locations.keep_pins_per_student() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    cap integer;
+                    held integer;
+                    posted jsonb;
+                    excess record;
+                BEGIN
+                    SELECT coalesce(
+                        (SELECT pins_per_student FROM locations.maps WHERE slug = NEW.map),
+                        (SELECT value FROM locations.settings WHERE name = 'pins_per_student')) INTO cap;
+                    SELECT pins INTO held FROM locations.pin_counts WHERE map = NEW.map AND unique_key = NEW.unique_key;
+                    IF cap IS NULL OR held <= cap THEN
+                        RETURN NULL;
+                    END IF;
+                    SELECT metadata INTO posted FROM locations.events WHERE stream_name = 'location-' || NEW.object_id AND stream_version = 1;
+                    FOR excess IN
+                        SELECT object_id, unique_key, version FROM locations.pins
+                        WHERE map = NEW.map AND unique_key = NEW.unique_key AND object_id <> NEW.object_id
+                        ORDER BY created_at, object_id LIMIT held - cap
+                    LOOP
+                        INSERT INTO locations.events
+                            (stream_name, stream_version, event_type, schema_version, data, metadata, actor_key, idempotency_key, map)
+                        VALUES (
+                            'location-' || excess.object_id, excess.version + 1, 'LocationDeleted', 1,
+                            jsonb_build_object(
+                                'objectId', excess.object_id, 'uniqueKey', excess.unique_key,
+                                'deletedAt', to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+                            (coalesce(posted, '{}'::jsonb) - 'idempotencyKey' - 'requestHash') || '{"reason": "pinCap"}'::jsonb,
+                            coalesce(posted->'actor'->>'key', NEW.unique_key), NULL, NEW.map);
+                        DELETE FROM locations.pins WHERE object_id = excess.object_id;
+                    END LOOP;
+                    RETURN NULL;
+                END
+                $$
+                """
+            ]),
     ]
 
     /// The tables an erasure deletes rows from (`Compact` rewrites them).
