@@ -90,24 +90,32 @@ def chromium():
     return webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
 
 
+def logged_in(driver, gateway, email, password, clocks, drawn):
+    """Loads the page with CLOCKS run before its scripts, logs in through its form, and waits until the script
+    DRAWN says the map is drawn: the wait, for the loads that follow."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": clocks})
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.get(gateway + "/")
+    wait = WebDriverWait(driver, 30, poll_frequency=0.02)
+    wait.until(lambda d: d.find_element(By.ID, "login-form").is_displayed())
+    driver.find_element(By.ID, "login-email").send_keys(email)
+    driver.find_element(By.ID, "login-password").send_keys(password)
+    driver.find_element(By.ID, "login-submit").click()
+    wait.until(lambda d: d.execute_script(drawn))
+    return wait
+
+
 def measure_basemap(gateway, email, password):
     """For each of LOADS loads from an empty cache, on a gateway with no tile server: the time from navigation
     start until the world map is first painted, and until every marker is drawn, and the bytes of the page
     (everything but the live stream) and of its basemap files."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
     driver = chromium()
     try:
-        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": MARKER_CLOCK + BASEMAP_CLOCK})
-        driver.execute_cdp_cmd("Network.enable", {})
-        driver.get(gateway + "/")
-        wait = WebDriverWait(driver, 30, poll_frequency=0.02)
-        wait.until(lambda d: d.find_element(By.ID, "login-form").is_displayed())
-        driver.find_element(By.ID, "login-email").send_keys(email)
-        driver.find_element(By.ID, "login-password").send_keys(password)
-        driver.find_element(By.ID, "login-submit").click()
-        wait.until(lambda d: d.execute_script("return window.__markersDrawnAt !== null && window.__basemapDrawnAt !== null"))
+        wait = logged_in(driver, gateway, email, password, MARKER_CLOCK + BASEMAP_CLOCK,
+                         "return window.__markersDrawnAt !== null && window.__basemapDrawnAt !== null")
 
         def load():
             driver.execute_cdp_cmd("Network.clearBrowserCache", {})
@@ -132,19 +140,10 @@ def measure_page(gateway, tiles, email, password):
     decoded), from the browser's own clock. Cold loads start from an empty cache; warm loads revalidate what
     is cached. Beside them, the JSON list alone, fetched from the same page LOADS times."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     driver = chromium()
     try:
-        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": MARKER_CLOCK})
-        driver.execute_cdp_cmd("Network.enable", {})
-        driver.get(gateway + "/")
-        wait = WebDriverWait(driver, 30, poll_frequency=0.02)
-        wait.until(lambda d: d.find_element(By.ID, "login-form").is_displayed())
-        driver.find_element(By.ID, "login-email").send_keys(email)
-        driver.find_element(By.ID, "login-password").send_keys(password)
-        driver.find_element(By.ID, "login-submit").click()
-        wait.until(lambda d: d.execute_script("return window.__markersDrawnAt") is not None)
+        wait = logged_in(driver, gateway, email, password, MARKER_CLOCK, "return window.__markersDrawnAt !== null")
 
         def load(cold):
             if cold:

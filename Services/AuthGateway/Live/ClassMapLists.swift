@@ -106,9 +106,6 @@ final class ClassMapLists: Sendable {
         }
     }
 
-    /// How many maps' lists are held.
-    var count: Int { state.withLock { $0.entries.count } }
-
     private static func bucket(_ slug: MapSlug) -> Int {
         var hash: UInt32 = 2_166_136_261
         for byte in slug.rawValue.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }

@@ -50,9 +50,6 @@ final class MapFeeds: Service, Sendable {
 
     func listeners(of slug: MapSlug) -> Listeners { Listeners(feeds: self, slug: slug) }
 
-    /// How many maps have a live stream open.
-    var count: Int { state.withLock { $0.fanouts.count } }
-
     private var listening: Bool { state.withLock { !$0.fanouts.isEmpty } }
 
     // The map's streams are found or made, and the stream joins them, under one lock, as the last stream's
