@@ -408,6 +408,7 @@ enum Migrations {
                 $$
                 """
             ]),
+        Migration(version: 8, name: "erasure reaches the class maps", statements: MapErasureMigration.statements),
     ]
 
     /// The tables an erasure deletes rows from (`Compact` rewrites them).
