@@ -55,7 +55,7 @@ as_db_owner() {
 
 # start_private_postgres DATA_DIR PORT [extra postgres -c settings...]
 # Creates the cluster on first use (superuser `onthemap`, trust on loopback only) and starts it on
-# 127.0.0.1:PORT with its socket inside DATA_DIR.
+# 127.0.0.1:PORT with its socket inside DATA_DIR, waiting up to PG_START_TIMEOUT seconds (60) for it.
 start_private_postgres() {
     local data_dir=$1 port=$2
     shift 2
@@ -72,7 +72,7 @@ start_private_postgres() {
     fi
     local options="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$data_dir -c max_connections=300"
     for setting in "$@"; do options="$options -c $setting"; done
-    as_db_owner "$PG_BIN/pg_ctl" -D "$data_dir" -o "$options" -l "$data_dir/server.log" -w -t 60 start >/dev/null \
+    as_db_owner "$PG_BIN/pg_ctl" -D "$data_dir" -o "$options" -l "$data_dir/server.log" -w -t "${PG_START_TIMEOUT:-60}" start >/dev/null \
         || { tail -n 20 "$data_dir/server.log"; return 1; }
 }
 

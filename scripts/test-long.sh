@@ -4,12 +4,14 @@
 # each kill, ten crashes of PostgreSQL), a coverage-guided pass over the parsers of client input (its own
 # sanitizer build; bench/fuzz.sh runs a million inputs each), failover on three database hosts (Patroni,
 # etcd, HAProxy: the primary's host killed, then frozen, etcd's leader killed, a replica of each service
-# killed), then docker-compose.yml brought up as users run it, in a Docker engine of its own (about 13
+# killed), a restore drill (a DROP under load undone by a point-in-time restore, the restore ledger
+# re-applied), then docker-compose.yml brought up as users run it, in a Docker engine of its own (about 13
 # minutes, most of it the image's release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/test.sh --filter schemathesisFindsNoServerErrorAndNoAnswerThatBreaksTheDocument
 scripts/fault-test.sh
+scripts/restore-drill.sh
 scripts/fuzz.sh 20000
 scripts/ha-test.sh
 scripts/compose-test.sh

@@ -248,7 +248,8 @@ struct GatewayParts {
             trustedProxies: configuration.limits.trustedProxies, siteDomain: configuration.cookieDomain)
         events = EventsController(
             feed: feed, locations: locations, trustedProxies: configuration.limits.trustedProxies, resumeWindow: configuration.liveResumeEvents)
-        erasures = Erasures(accounts: accounts, sessions: sessions, locations: locations, latest: latest, logger: logger)
+        erasures = Erasures(
+            accounts: accounts, sessions: sessions, locations: locations, latest: latest, ledger: configuration.restoreLedger, logger: logger)
         if let settings = configuration.oidc {
             signIn = OIDCSignIn(
                 issuer: OIDCIssuer(settings: settings, httpClient: httpClient, timeout: .init(configuration.upstreamTimeout), logger: logger),

@@ -17,7 +17,7 @@ struct AuthGatewayCommand: AsyncParsableCommand {
             GEOCODER_URL, TILE_URL (or none: the built-in world map alone), BASEMAP_TILES (a PMTiles archive of \
             tiles the gateway serves itself), SESSION_TTL and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self, Accounts.self, Compact.self, HealthCheck.self],
+        subcommands: [Serve.self, Migrate.self, Accounts.self, Ledger.self, Compact.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -118,14 +118,21 @@ struct Accounts: AsyncParsableCommand {
                 OperatorTask.refuse("auth-gateway", "name the operator with --operator NAME (printable, at most 100 characters)")
                 throw ExitCode(1)
             }
-            let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let reason = trimmed?.isEmpty == false ? trimmed : nil
             let address = EmailAddress(email)
             let outcome = try await withMigratedDatabase { database, _ in
-                try await PostgresAccountStore(database: database).disable(
-                    emailKey: address.key, by: name, reason: reason?.isEmpty == false ? reason : nil)
+                try await PostgresAccountStore(database: database).disable(emailKey: address.key, by: name, reason: reason)
             }
             try Accounts.report(outcome, address: address, done: "disabled", already: "is disabled already") {
                 "its sessions have ended and it cannot log in"
+            }
+            if case .done(let account) = outcome {
+                guard
+                    OperatorTask.recordInLedger(
+                        .init(kind: .disabled, account: account.key, operatorName: name, reason: reason),
+                        command: "auth-gateway")
+                else { throw ExitCode(1) }
             }
         }
     }
@@ -142,6 +149,9 @@ struct Accounts: AsyncParsableCommand {
                 try await PostgresAccountStore(database: database).enable(emailKey: address.key)
             }
             try Accounts.report(outcome, address: address, done: "enabled", already: "is not disabled") { "it can log in again" }
+            if case .done(let account) = outcome {
+                guard OperatorTask.recordInLedger(.init(kind: .enabled, account: account.key), command: "auth-gateway") else { throw ExitCode(1) }
+            }
         }
     }
 
@@ -156,6 +166,61 @@ struct Accounts: AsyncParsableCommand {
         case .noAccount:
             OperatorTask.refuse("auth-gateway", "no account has the address \(address.text)")
             throw ExitCode(1)
+        }
+    }
+}
+
+struct Ledger: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-apply the restore ledger's erasures and disabled accounts after a restore of the database.",
+        discussion: """
+            A restored database is as it was at the restore point: students erased since are back, and so are \
+            accounts an operator disabled or enabled since. `apply` erases again every account the ledger \
+            (RESTORE_LEDGER, or --ledger) records as erased at or after --since, and disables or enables again \
+            every account it records, in the order they were done. Each is harmless when it was already done. \
+            Run `locations-service ledger apply` first, which erases the students' pins: scripts/restore.sh \
+            runs both before any request is let in.
+            """,
+        subcommands: [Apply.self])
+
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Erase, disable and enable again what the ledger records since a moment.")
+
+        @Option(help: "The ledger's file (default: RESTORE_LEDGER).")
+        var ledger: String?
+
+        @Option(help: "Re-apply the records at or after this moment (RFC 3339, e.g. 2026-11-28T09:25:00Z).")
+        var since: String
+
+        func run() async throws {
+            guard let records = try OperatorTask.ledgerRecords(path: ledger, since: since, command: "auth-gateway") else { throw ExitCode(1) }
+            let (erased, switched) = try await withMigratedDatabase { database, _ in
+                let accounts = PostgresAccountStore(database: database)
+                var (erased, switched) = (0, 0)
+                for record in records {
+                    guard let key = record.account else { continue }
+                    switch record.kind {
+                    case .erased:
+                        // Steps 1 and 3 of an erasure (`Erasures`); step 2, the pins, was locations-service's apply.
+                        try await accounts.beginErasure(key: key)
+                        try await accounts.finishErasure(key: key)
+                        erased += 1
+                    case .disabled, .enabled:
+                        // As the operator did it: by the account's address, which names the same account.
+                        guard let account = try await accounts.account(key: key) else { continue }
+                        let emailKey = EmailAddress(account.email).key
+                        let outcome =
+                            record.kind == .disabled
+                            ? try await accounts.disable(emailKey: emailKey, by: record.operatorName ?? "restore", reason: record.reason)
+                            : try await accounts.enable(emailKey: emailKey)
+                        if case .done = outcome { switched += 1 }
+                    case .hidden, .unhidden:
+                        continue
+                    }
+                }
+                return (erased, switched)
+            }
+            print("ledger: \(erased) erasure(s) and \(switched) disabling(s) or enabling(s) re-applied")
         }
     }
 }

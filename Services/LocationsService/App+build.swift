@@ -17,9 +17,10 @@ func buildApplication(
     configuredLogger.logLevel = configuration.logLevel
     let logger = configuredLogger
     let client = PostgresClient(configuration: configuration.database.configuration, backgroundLogger: logger)
-    let parts = ServiceParts(
+    var parts = ServiceParts(
         client: client, registry: registry, logger: logger, mapCacheSize: configuration.mapCacheSize,
         pinsPerStudent: configuration.pinsPerStudent)
+    parts.backupStanza = configuration.backupStanza
     let token = InternalToken(configuration.internalToken)
     let counters = RequestCounters(registry: registry)
     let routes = buildRouter(parts, token: token, counters: counters, registry: registry)
@@ -57,7 +58,7 @@ func buildRouter(
     router.middlewares.add(LogRequestsMiddleware(.debug))
     router.middlewares.add(RequestCountingMiddleware(counters))
     router.middlewares.add(ParseErrorMiddleware())
-    HealthController(database: parts.database, registry: registry, token: token).addRoutes(to: router)
+    HealthController(database: parts.database, registry: registry, token: token, backupStanza: parts.backupStanza).addRoutes(to: router)
     let locations = routes.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
     ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: locations)
     let controller = LocationsController<BasicRequestContext>(
@@ -87,6 +88,8 @@ struct ServiceParts {
     /// The group commit of new pins (idle over a log of another kind).
     let posts: PostAppender
     let commands: LocationCommands
+    /// The pgBackRest stanza whose last backup `/metrics` reports (`BACKUP_STANZA`); nil: none.
+    var backupStanza: String? = nil
     /// Class maps: who may do what on each, their lives as events, and their newest pins kept ready.
     let maps: MapCommands
     let mapLists: MapListCaches

@@ -17,7 +17,7 @@ struct LocationsServiceCommand: AsyncParsableCommand {
             Configuration comes from the environment: DATABASE_URL (required), INTERNAL_TOKEN (required by \
             serve: the shared secret the gateway sends), PORT (default \(ServiceConfiguration.defaultPort)) and LOG_LEVEL.
             """,
-        subcommands: [Serve.self, Migrate.self, Replay.self, Moderate.self, Compact.self, HealthCheck.self],
+        subcommands: [Serve.self, Migrate.self, Replay.self, Moderate.self, Ledger.self, Compact.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -150,10 +150,14 @@ struct Moderate: AsyncParsableCommand {
 
         func run() async throws {
             let (objectId, reason) = (ObjectID(options.objectId), reason)
-            let hidden = try await moderate(options) { commands, context in
+            let (hidden, name) = try await moderate(options) { commands, context in
                 try await commands.hide(objectId, reason: reason, context: context)
             }
             print("hid pin \(hidden.objectId) of \(hidden.uniqueKey): \(hidden.reason)")
+            guard
+                OperatorTask.recordInLedger(
+                    .init(kind: .hidden, pin: hidden.objectId.description, operatorName: name, reason: hidden.reason), command: "locations-service")
+            else { throw ExitCode(1) }
         }
     }
 
@@ -164,39 +168,120 @@ struct Moderate: AsyncParsableCommand {
 
         func run() async throws {
             let objectId = ObjectID(options.objectId)
-            let location = try await moderate(options) { commands, context in
+            let (location, name) = try await moderate(options) { commands, context in
                 try await commands.unhide(objectId, context: context)
             }
             print("unhid pin \(location.objectId) of \(location.uniqueKey): back on the map")
+            guard
+                OperatorTask.recordInLedger(
+                    .init(kind: .unhidden, pin: location.objectId.description, operatorName: name), command: "locations-service")
+            else { throw ExitCode(1) }
         }
     }
 }
 
-/// Runs one moderation over the database with the operator as its actor; a refusal is one line and exit 1.
+/// Runs one moderation over the database with the operator as its actor: what it did and the operator's
+/// name. A refusal is one line and exit 1.
 private func moderate<T: Sendable>(
     _ options: Moderate.Options, _ body: @escaping @Sendable (LocationCommands, LocationCommands.Context) async throws -> T
-) async throws -> T {
-    let configuration = loadConfiguration(needsToken: false)
-    let logger = commandLogger(configuration)
+) async throws -> (T, String) {
     guard let name = OperatorTask.operatorName(options.operatorName) else {
         OperatorTask.refuse("locations-service", "name the operator with --operator NAME (printable, at most 100 characters)")
         throw ExitCode(1)
     }
     do {
-        return try await withPostgresClient(configuration.database, logger: logger) { client in
-            try await Migrations.migrator(client, logger: logger).migrate()
-            let events = EventStore(database: Database(client: client, logger: logger))
-            // The appends announce themselves to the running replicas; nothing is cached here.
-            let log = PostgresLocationLog(events: events, posts: PostAppender(events: events), readModel: ReadModel(database: events.database))
-            let commands = LocationCommands(log: log, didAppend: {})
+        let done = try await withOperatorCommands { commands in
             let actor = Actor(key: OperatorTask.actorKey(name), firstName: name, lastName: "")
             // The operator moderates every map's pins.
             return try await body(commands, LocationCommands.Context(actor: actor, userAgent: "locations-service moderate", map: nil))
         }
+        return (done, name)
     } catch let refusal as ModerationError {
         OperatorTask.refuse("locations-service", refusal.description)
         throw ExitCode(1)
     }
+}
+
+/// Runs `body` with the log's commands over the migrated database `DATABASE_URL` names, as the operators'
+/// commands need them: the appends announce themselves to the running replicas, and nothing is cached here.
+private func withOperatorCommands<T: Sendable>(_ body: @escaping @Sendable (LocationCommands) async throws -> T) async throws -> T {
+    let configuration = loadConfiguration(needsToken: false)
+    let logger = commandLogger(configuration)
+    return try await withPostgresClient(configuration.database, logger: logger) { client in
+        try await Migrations.migrator(client, logger: logger).migrate()
+        let events = EventStore(database: Database(client: client, logger: logger))
+        let log = PostgresLocationLog(events: events, posts: PostAppender(events: events), readModel: ReadModel(database: events.database))
+        return try await body(LocationCommands(log: log, didAppend: {}))
+    }
+}
+
+struct Ledger: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-apply the restore ledger's erasures and hides after a restore of the database.",
+        discussion: """
+            A restored database is as it was at the restore point: students erased since are back, and so are \
+            pins an operator hid since. `apply` erases again every account the ledger (RESTORE_LEDGER, or \
+            --ledger) records as erased at or after --since, and hides or unhides again every pin it records, \
+            in the order they were done. Each is harmless when it was already done. scripts/restore.sh runs it \
+            before any request is let in, then `auth-gateway ledger apply`.
+            """,
+        subcommands: [Apply.self])
+
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Erase, hide and unhide again what the ledger records since a moment.")
+
+        @Option(help: "The ledger's file (default: RESTORE_LEDGER).")
+        var ledger: String?
+
+        @Option(help: "Re-apply the records at or after this moment (RFC 3339, e.g. 2026-11-28T09:25:00Z).")
+        var since: String
+
+        func run() async throws {
+            guard let records = try OperatorTask.ledgerRecords(path: ledger, since: since, command: "locations-service") else { throw ExitCode(1) }
+            let applied = try await withOperatorCommands { commands in try await reapply(records, with: commands) }
+            print(
+                "ledger: \(applied.erased) erasure(s) (\(applied.pins) pin(s) erased), \(applied.moderated) hide(s) and unhide(s) re-applied, \(applied.already) already in effect"
+            )
+        }
+    }
+}
+
+/// What `ledger apply` did: students erased again (and their pins), hides and unhides done again, and
+/// records already in effect.
+private struct Reapplied {
+    var erased = 0, pins = 0, moderated = 0, already = 0
+}
+
+/// Each record, in order, done again through the same commands that did it first. A refusal that says it is
+/// done already (hidden already, not hidden, the pin erased or deleted since) counts as done.
+private func reapply(_ records: [RestoreLedger.Record], with commands: LocationCommands) async throws -> Reapplied {
+    var counts = Reapplied()
+    for record in records {
+        let actor = Actor(key: OperatorTask.actorKey(record.operatorName ?? "restore"), firstName: record.operatorName ?? "restore", lastName: "")
+        let context = LocationCommands.Context(actor: actor, userAgent: "locations-service ledger apply", map: nil)
+        do {
+            switch record.kind {
+            case .erased:
+                guard let key = record.account else { continue }
+                let student = Actor(key: key, firstName: "", lastName: "")
+                counts.pins += try await commands.erase(context: LocationCommands.Context(actor: student, userAgent: context.userAgent))
+                counts.erased += 1
+            case .hidden:
+                guard let pin = record.pin else { continue }
+                _ = try await commands.hide(ObjectID(pin), reason: record.reason ?? "hidden again after a restore", context: context)
+                counts.moderated += 1
+            case .unhidden:
+                guard let pin = record.pin else { continue }
+                _ = try await commands.unhide(ObjectID(pin), context: context)
+                counts.moderated += 1
+            case .disabled, .enabled:
+                continue
+            }
+        } catch is ModerationError {
+            counts.already += 1
+        }
+    }
+    return counts
 }
 
 struct HealthCheck: ParsableCommand {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import OnTheMapShared
+import ServiceKit
 import TestSupport
 import Testing
 
@@ -36,6 +37,22 @@ import Testing
             // Signing up again with the address is a new account, with nothing of the old one.
             let back = try await client.signedUpAndLoggedIn("gone@example.com", firstName: "Zephyrine")
             #expect(back.key != gone.key)
+        }
+    }
+
+    @Test func anErasureIsInTheRestoreLedgerWithTheKeyAndTheTimeAlone() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await withGatewayRouter(configure: { $0.restoreLedger = RestoreLedger(path: path) }) { client, _ in
+            let gone = try await client.signedUpAndLoggedIn("ledger@example.com", firstName: "Wilhelmina")
+            _ = try await client.postPin(as: gone, mapString: "Oslo, Norway")
+            #expect(try await client.send(.delete, "/v1/accounts/me", headers: [gone.bearer]).status == .ok)
+
+            let records = try RestoreLedger(path: path).records(since: .distantPast)
+            #expect(records.map(\.kind) == [.erased])
+            #expect(records.first?.account == gone.key)
+            let line = try String(contentsOfFile: path, encoding: .utf8)
+            for kept in ["ledger@example.com", "Wilhelmina", "Oslo"] { #expect(!line.contains(kept), "\(line)") }
         }
     }
 

@@ -169,6 +169,8 @@ class Outcomes:
         self.answers = []  # (started, seconds, kind, status or None for a connection error, retry-after)
         self.acknowledged = {}  # idempotency key → (objectId, mapString)
         self.sent = set()
+        # Wall-clock times, for a restore to a moment: when each pin was first sent, and when acknowledged.
+        self.sent_at, self.acknowledged_at = {}, {}
 
     def record(self, started, seconds, kind, status, headers=None):
         with self.lock:
@@ -191,6 +193,7 @@ def writer(ports, session, outcomes, stop, tag, pause=0.0):
         body = {"mapString": place, "mediaURL": f"https://example.com/{key[:8]}", "latitude": 52.52, "longitude": 13.40}
         with outcomes.lock:
             outcomes.sent.add(key)
+            outcomes.sent_at[key] = time.time()
         while True:
             port = ports[turn % len(ports)]
             turn += 1
@@ -206,6 +209,7 @@ def writer(ports, session, outcomes, stop, tag, pause=0.0):
             if status in (200, 201):
                 with outcomes.lock:
                     outcomes.acknowledged[key] = (json.loads(data)["objectId"], place)
+                    outcomes.acknowledged_at[key] = time.time()
                 break
             if status != 503:
                 break  # recorded; the checks fail on it

@@ -58,6 +58,9 @@ struct GatewayConfiguration: Sendable {
     /// Class maps whose newest pins this replica keeps to answer at once (`MAP_CACHE_SIZE`), the least
     /// recently read dropped first.
     var mapCacheSize = MapSlug.defaultCacheSize
+    /// Where each erasure is recorded once begun (`RESTORE_LEDGER`), for a restore of the database's backups
+    /// to erase again; nil: not recorded.
+    var restoreLedger: RestoreLedger?
 
     static let defaultStreamsPerClient = 32
     static let defaultLiveResumeEvents = 10_000
@@ -125,6 +128,7 @@ struct GatewayConfiguration: Sendable {
         configuration.facebook = try FacebookSettings(reader)
         configuration.mapCreators = try reader["MAP_CREATORS"].map { text throws(ConfigurationError) in try MapCreators(setting: text) }
         configuration.mapCacheSize = try reader.positiveInteger("MAP_CACHE_SIZE", default: MapSlug.defaultCacheSize)
+        configuration.restoreLedger = RestoreLedger.configured(environment)
         return configuration
     }
 

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import OnTheMapShared
+import ServiceKit
 import ServiceLifecycle
 
 /// A student's erasure (`DELETE /v1/accounts/me`), in three steps, each harmless to do again:
@@ -28,12 +29,15 @@ final class Erasures: Service, Sendable {
     /// This replica's copy of the list, dropped once pins are erased (as after a write); other replicas
     /// drop theirs when their live feed sees the log move.
     private let latest: LatestListCache
+    /// Where each erasure is recorded once begun, for a restore to erase again (nil: not recorded).
+    private let ledger: RestoreLedger?
     private let logger: Logger
     private let retryInterval: Duration
     private let clock: any Clock<Duration>
 
     init(
-        accounts: any AccountStore, sessions: Sessions, locations: LocationsClient, latest: LatestListCache, logger: Logger,
+        accounts: any AccountStore, sessions: Sessions, locations: LocationsClient, latest: LatestListCache, ledger: RestoreLedger? = nil,
+        logger: Logger,
         retryInterval: Duration = .seconds(5),
         clock: any Clock<Duration> = ContinuousClock()
     ) {
@@ -41,6 +45,7 @@ final class Erasures: Service, Sendable {
         self.sessions = sessions
         self.locations = locations
         self.latest = latest
+        self.ledger = ledger
         self.logger = logger
         self.retryInterval = retryInterval
         self.clock = clock
@@ -48,6 +53,7 @@ final class Erasures: Service, Sendable {
 
     func erase(_ account: Account, requestID: String) async throws -> Outcome {
         try await accounts.beginErasure(key: account.key)
+        record(account.key)
         // This replica's copy of the sessions goes before anything else is done: the one asking, told its
         // session is over, would otherwise find it live here until the announcement came back.
         sessions.sessionsEnded(accountKey: account.key)
@@ -56,6 +62,21 @@ final class Erasures: Service, Sendable {
         } catch GatewayError.locationsUnavailable {
             logger.warning("erasure begun; it ends once locations-service answers", metadata: ["request_id": "\(requestID)"])
             return .pending
+        }
+    }
+
+    /// The erasure in the restore ledger, once begun: from then on it ends erased, so a restore to a moment
+    /// before it must erase again. The key and the time only. An erasure the ledger could not take goes on
+    /// (the student asked for it, and it is recorded in the database), and the error says what a restore
+    /// would bring back.
+    private func record(_ key: String) {
+        guard let ledger else { return }
+        do {
+            try ledger.append(.init(kind: .erased, account: key))
+        } catch {
+            logger.error(
+                "an erasure is not in the restore ledger: a restore to a moment before it would bring the account back",
+                metadata: ["error": "\(error)"])
         }
     }
 

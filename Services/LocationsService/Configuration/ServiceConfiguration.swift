@@ -17,6 +17,8 @@ struct ServiceConfiguration: Sendable {
     /// Class maps whose newest pins are kept ready in memory at once (`MAP_CACHE_SIZE`), the least recently
     /// read dropped first.
     var mapCacheSize = defaultMapCacheSize
+    /// The pgBackRest stanza whose last backup `/metrics` reports (`BACKUP_STANZA`); nil: no backups to watch.
+    var backupStanza: String?
 
     static let defaultPort = 8081
     static let defaultMapCacheSize = MapSlug.defaultCacheSize
@@ -33,7 +35,7 @@ struct ServiceConfiguration: Sendable {
     }
 
     /// Reads `DATABASE_URL`, `PORT`, `INTERNAL_TOKEN`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES` and
-    /// `PINS_PER_STUDENT` and `MAP_CACHE_SIZE`; the listening address is a command-line option.
+    /// `PINS_PER_STUDENT`, `MAP_CACHE_SIZE` and `BACKUP_STANZA`; the listening address is a command-line option.
     static func fromEnvironment(_ environment: [String: String], needsToken: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
         let reader = EnvironmentReader(environment)
         var configuration = ServiceConfiguration(
@@ -43,6 +45,7 @@ struct ServiceConfiguration: Sendable {
         configuration.limits = try reader.connectionLimits()
         configuration.pinsPerStudent = try reader.positiveInteger("PINS_PER_STUDENT", default: PinCap.defaultPinsPerStudent)
         configuration.mapCacheSize = try reader.positiveInteger("MAP_CACHE_SIZE", default: defaultMapCacheSize)
+        configuration.backupStanza = reader["BACKUP_STANZA"]
         return configuration
     }
 }

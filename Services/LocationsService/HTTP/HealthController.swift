@@ -8,14 +8,18 @@ struct HealthController<Context: RequestContext>: Sendable {
     let database: Database
     let registry: PrometheusCollectorRegistry
     let token: InternalToken
+    /// The pgBackRest stanza whose last backup `/metrics` reports (`BACKUP_STANZA`); nil: none.
+    var backupStanza: String? = nil
 
     func addRoutes(to router: Router<Context>) {
         router.addHealthRoutes { [database] in
             [await Migrator.problem(database, schema: Migrations.schema, migrations: Migrations.all)].compactMap { $0 }
         }
         let positions = LogPositionGauges(registry: registry, readModel: ReadModel(database: database), events: EventStore(database: database))
+        let backups = BackupGauges(registry: registry, database: database, stanza: backupStanza)
         router.group().add(middleware: InternalTokenMiddleware(token: token)).addMetricsRoute(registry: registry) {
             await positions.refresh()
+            await backups.refresh()
         }
     }
 }
