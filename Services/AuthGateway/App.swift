@@ -214,7 +214,7 @@ struct Ledger: AsyncParsableCommand {
                             ? try await accounts.disable(emailKey: emailKey, by: record.operatorName ?? "restore", reason: record.reason)
                             : try await accounts.enable(emailKey: emailKey)
                         if case .done = outcome { switched += 1 }
-                    case .hidden, .unhidden:
+                    case .hidden, .unhidden, .mapDeleted:
                         continue
                     }
                 }

@@ -21,6 +21,7 @@ func buildApplication(
         client: client, registry: registry, logger: logger, mapCacheSize: configuration.mapCacheSize,
         pinsPerStudent: configuration.pinsPerStudent)
     parts.backupStanza = configuration.backupStanza
+    parts.ledger = configuration.restoreLedger
     let token = InternalToken(configuration.internalToken)
     let counters = RequestCounters(registry: registry)
     let routes = buildRouter(parts, token: token, counters: counters, registry: registry)
@@ -62,12 +63,12 @@ func buildRouter(
     let locations = routes.group("v1/StudentLocation").add(middleware: InternalTokenMiddleware(token: token))
     ChangesController(log: parts.log, watch: parts.watch).addRoutes(to: locations)
     let controller = LocationsController<BasicRequestContext>(
-        commands: parts.commands, cache: parts.cache, token: token, maps: parts.maps, mapLists: parts.mapLists)
+        commands: parts.commands, cache: parts.cache, token: token, maps: parts.maps, mapLists: parts.mapLists, ledger: parts.ledger)
     controller.addRoutes(to: locations, routes: routes)
     let v1 = routes.group("v1").add(middleware: InternalTokenMiddleware(token: token))
     controller.addFeed(to: v1)
     controller.addErasure(to: v1)
-    MapsController(maps: parts.maps).addRoutes(to: v1.group("maps"))
+    MapsController(maps: parts.maps, ledger: parts.ledger).addRoutes(to: v1.group("maps"))
     // Each class map's pins, under the map's own path (`/maps/{slug}/v1/...`), on the same routes.
     let map = routes.group("maps/:slug/v1").add(middleware: InternalTokenMiddleware(token: token))
     controller.addFeed(to: map)
@@ -90,6 +91,8 @@ struct ServiceParts {
     let commands: LocationCommands
     /// The pgBackRest stanza whose last backup `/metrics` reports (`BACKUP_STANZA`); nil: none.
     var backupStanza: String? = nil
+    /// Where a map moderator's hides and unhides and a map's deletion are recorded (`RESTORE_LEDGER`).
+    var ledger: RestoreLedger? = nil
     /// Class maps: who may do what on each, their lives as events, and their newest pins kept ready.
     let maps: MapCommands
     let mapLists: MapListCaches

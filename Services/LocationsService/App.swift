@@ -190,7 +190,7 @@ private func moderate<T: Sendable>(
         throw ExitCode(1)
     }
     do {
-        let done = try await withOperatorCommands { commands in
+        let done = try await withOperatorCommands { commands, _ in
             let actor = Actor(key: OperatorTask.actorKey(name), firstName: name, lastName: "")
             // The operator moderates every map's pins.
             return try await body(commands, LocationCommands.Context(actor: actor, userAgent: "locations-service moderate", map: nil))
@@ -202,16 +202,16 @@ private func moderate<T: Sendable>(
     }
 }
 
-/// Runs `body` with the log's commands over the migrated database `DATABASE_URL` names, as the operators'
+/// Runs `body` with the log's commands (and the database under them) over the migrated database `DATABASE_URL` names, as the operators'
 /// commands need them: the appends announce themselves to the running replicas, and nothing is cached here.
-private func withOperatorCommands<T: Sendable>(_ body: @escaping @Sendable (LocationCommands) async throws -> T) async throws -> T {
+private func withOperatorCommands<T: Sendable>(_ body: @escaping @Sendable (LocationCommands, Database) async throws -> T) async throws -> T {
     let configuration = loadConfiguration(needsToken: false)
     let logger = commandLogger(configuration)
     return try await withPostgresClient(configuration.database, logger: logger) { client in
         try await Migrations.migrator(client, logger: logger).migrate()
         let events = EventStore(database: Database(client: client, logger: logger))
         let log = PostgresLocationLog(events: events, posts: PostAppender(events: events), readModel: ReadModel(database: events.database))
-        return try await body(LocationCommands(log: log, didAppend: {}))
+        return try await body(LocationCommands(log: log, didAppend: {}), events.database)
     }
 }
 
@@ -220,9 +220,9 @@ struct Ledger: AsyncParsableCommand {
         abstract: "Re-apply the restore ledger's erasures and hides after a restore of the database.",
         discussion: """
             A restored database is as it was at the restore point: students erased since are back, and so are \
-            pins an operator hid since. `apply` erases again every account the ledger (RESTORE_LEDGER, or \
-            --ledger) records as erased at or after --since, and hides or unhides again every pin it records, \
-            in the order they were done. Each is harmless when it was already done. scripts/restore.sh runs it \
+            pins hidden and maps deleted since. `apply` erases again every account the ledger (RESTORE_LEDGER, \
+            or --ledger) records as erased at or after --since, hides or unhides again every pin it records and \
+            deletes again every map, in the order they were done. Each is harmless when it was already done. scripts/restore.sh runs it \
             before any request is let in, then `auth-gateway ledger apply`.
             """,
         subcommands: [Apply.self])
@@ -238,50 +238,14 @@ struct Ledger: AsyncParsableCommand {
 
         func run() async throws {
             guard let records = try OperatorTask.ledgerRecords(path: ledger, since: since, command: "locations-service") else { throw ExitCode(1) }
-            let applied = try await withOperatorCommands { commands in try await reapply(records, with: commands) }
+            let applied = try await withOperatorCommands { commands, database in
+                try await LedgerReplay(commands: commands, maps: MapStore(database: database)).apply(records)
+            }
             print(
-                "ledger: \(applied.erased) erasure(s) (\(applied.pins) pin(s) erased), \(applied.moderated) hide(s) and unhide(s) re-applied, \(applied.already) already in effect"
+                "ledger: \(applied.erased) erasure(s) (\(applied.pins) pin(s) erased), \(applied.moderated) hide(s) and unhide(s), \(applied.mapsDeleted) map deletion(s) re-applied, \(applied.already) already in effect"
             )
         }
     }
-}
-
-/// What `ledger apply` did: students erased again (and their pins), hides and unhides done again, and
-/// records already in effect.
-private struct Reapplied {
-    var erased = 0, pins = 0, moderated = 0, already = 0
-}
-
-/// Each record, in order, done again through the same commands that did it first. A refusal that says it is
-/// done already (hidden already, not hidden, the pin erased or deleted since) counts as done.
-private func reapply(_ records: [RestoreLedger.Record], with commands: LocationCommands) async throws -> Reapplied {
-    var counts = Reapplied()
-    for record in records {
-        let actor = Actor(key: OperatorTask.actorKey(record.operatorName ?? "restore"), firstName: record.operatorName ?? "restore", lastName: "")
-        let context = LocationCommands.Context(actor: actor, userAgent: "locations-service ledger apply", map: nil)
-        do {
-            switch record.kind {
-            case .erased:
-                guard let key = record.account else { continue }
-                let student = Actor(key: key, firstName: "", lastName: "")
-                counts.pins += try await commands.erase(context: LocationCommands.Context(actor: student, userAgent: context.userAgent))
-                counts.erased += 1
-            case .hidden:
-                guard let pin = record.pin else { continue }
-                _ = try await commands.hide(ObjectID(pin), reason: record.reason ?? "hidden again after a restore", context: context)
-                counts.moderated += 1
-            case .unhidden:
-                guard let pin = record.pin else { continue }
-                _ = try await commands.unhide(ObjectID(pin), context: context)
-                counts.moderated += 1
-            case .disabled, .enabled:
-                continue
-            }
-        } catch is ModerationError {
-            counts.already += 1
-        }
-    }
-    return counts
 }
 
 struct HealthCheck: ParsableCommand {

@@ -1,7 +1,9 @@
 import Foundation
+import Logging
 
 /// What a restore of the database's backups must do again: the erasures, the accounts an operator disabled
-/// (or enabled again) and the pins an operator hid (or brought back). A backup taken before an erasure holds
+/// (or enabled again), the pins an operator or a class map's moderator hid (or brought back) and the class
+/// maps deleted. A backup taken before an erasure holds
 /// the student, and a restore to a moment before it would bring them back; so each of these actions, once
 /// it has succeeded, is appended here, one JSON line each, to a file kept beside the backups and outside
 /// them (`RESTORE_LEDGER`). `scripts/restore.sh` has both services re-apply every record from shortly before
@@ -20,8 +22,10 @@ public struct RestoreLedger: Sendable {
             case erased
             /// An account an operator disabled, or enabled again (its key).
             case disabled, enabled
-            /// A pin an operator hid, or brought back (its objectId).
+            /// A pin an operator or a map's moderator hid, or brought back (its objectId).
             case hidden, unhidden
+            /// A class map deleted (its slug).
+            case mapDeleted
         }
 
         /// When the action succeeded, to the millisecond.
@@ -31,22 +35,29 @@ public struct RestoreLedger: Sendable {
         public var account: String?
         /// The pin's objectId (hidden, unhidden).
         public var pin: String?
-        /// Who acted (an operator's actions).
+        /// The class map (mapDeleted; the map of a moderator's hide or unhide).
+        public var map: String?
+        /// Who acted, an operator's actions alone: a map moderator is a student, and a student's name stays out
+        /// of the ledger (a restore would otherwise bring back what an erasure took).
         public var operatorName: String?
         /// Why, as the operator said (a hide, a disabling).
         public var reason: String?
 
-        public init(at: Date = Date(), kind: Kind, account: String? = nil, pin: String? = nil, operatorName: String? = nil, reason: String? = nil) {
+        public init(
+            at: Date = Date(), kind: Kind, account: String? = nil, pin: String? = nil, map: String? = nil, operatorName: String? = nil,
+            reason: String? = nil
+        ) {
             self.at = at
             self.kind = kind
             self.account = account
             self.pin = pin
+            self.map = map
             self.operatorName = operatorName
             self.reason = reason
         }
 
         enum CodingKeys: String, CodingKey {
-            case at, kind, account, pin
+            case at, kind, account, pin, map
             case operatorName = "operator"
             case reason
         }
@@ -84,6 +95,16 @@ public struct RestoreLedger: Sendable {
         defer { close(descriptor) }
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == line.count, fsync(descriptor) == 0 else { throw LedgerError.unwritable(path: path, errno: errno) }
+    }
+
+    /// Appends a record for a request's action, which stands either way: when the ledger cannot take it, the
+    /// log says what a restore to a moment before it would undo (`undone`).
+    public func appendOrReport(_ record: Record, undone: String, logger: Logger) {
+        do {
+            try append(record)
+        } catch {
+            logger.error("not in the restore ledger: a restore to a moment before it would \(undone)", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Every record at or after `since`, oldest first; none when the file does not exist.

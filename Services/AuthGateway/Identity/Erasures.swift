@@ -70,14 +70,7 @@ final class Erasures: Service, Sendable {
     /// (the student asked for it, and it is recorded in the database), and the error says what a restore
     /// would bring back.
     private func record(_ key: String) {
-        guard let ledger else { return }
-        do {
-            try ledger.append(.init(kind: .erased, account: key))
-        } catch {
-            logger.error(
-                "an erasure is not in the restore ledger: a restore to a moment before it would bring the account back",
-                metadata: ["error": "\(error)"])
-        }
+        ledger?.appendOrReport(.init(kind: .erased, account: key), undone: "bring the erased account back", logger: logger)
     }
 
     /// Steps 2 and 3 of the erasure of the account with this key.

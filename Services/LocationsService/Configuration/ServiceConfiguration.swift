@@ -19,6 +19,9 @@ struct ServiceConfiguration: Sendable {
     var mapCacheSize = defaultMapCacheSize
     /// The pgBackRest stanza whose last backup `/metrics` reports (`BACKUP_STANZA`); nil: no backups to watch.
     var backupStanza: String?
+    /// Where a map moderator's hides and unhides and a map's deletion are recorded for a restore to do again
+    /// (`RESTORE_LEDGER`); nil: not recorded.
+    var restoreLedger: RestoreLedger?
 
     static let defaultPort = 8081
     static let defaultMapCacheSize = MapSlug.defaultCacheSize
@@ -35,7 +38,7 @@ struct ServiceConfiguration: Sendable {
     }
 
     /// Reads `DATABASE_URL`, `PORT`, `INTERNAL_TOKEN`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`, `TRUSTED_PROXIES` and
-    /// `PINS_PER_STUDENT`, `MAP_CACHE_SIZE` and `BACKUP_STANZA`; the listening address is a command-line option.
+    /// `PINS_PER_STUDENT`, `MAP_CACHE_SIZE`, `BACKUP_STANZA` and `RESTORE_LEDGER`; the listening address is a command-line option.
     static func fromEnvironment(_ environment: [String: String], needsToken: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
         let reader = EnvironmentReader(environment)
         var configuration = ServiceConfiguration(
@@ -46,6 +49,7 @@ struct ServiceConfiguration: Sendable {
         configuration.pinsPerStudent = try reader.positiveInteger("PINS_PER_STUDENT", default: PinCap.defaultPinsPerStudent)
         configuration.mapCacheSize = try reader.positiveInteger("MAP_CACHE_SIZE", default: defaultMapCacheSize)
         configuration.backupStanza = reader["BACKUP_STANZA"]
+        configuration.restoreLedger = RestoreLedger.configured(environment)
         return configuration
     }
 }

@@ -17,6 +17,9 @@ struct LocationsController<Context: RequestContext>: Sendable {
     /// Who may do what on a class map, and each map's newest pins kept ready.
     var maps: MapCommands?
     var mapLists: MapListCaches?
+    /// Where a map moderator's hides and unhides are recorded once done, for a restore to do them again
+    /// (nil: not recorded). The pin and the map only: the moderator is a student, kept out of the ledger.
+    var ledger: RestoreLedger? = nil
 
     static var maximumBodySize: Int { 16 * 1024 }
     static var maximumIdempotencyKeyLength: Int { 255 }
@@ -216,6 +219,9 @@ struct LocationsController<Context: RequestContext>: Sendable {
         let pin = try await commands.pin(objectId, on: moderation.map)
         let hidden = try await Self.moderating { try await commands.hide(objectId, reason: reason, context: moderation) }
         guard let pin else { throw LocationError.notFound }
+        ledger?.appendOrReport(
+            .init(kind: .hidden, pin: objectId.description, map: moderation.map, reason: hidden.reason), undone: "show the hidden pin again",
+            logger: context.logger)
         return .json(
             MapWire.hidden(HiddenPin(pin: pin.location, reason: hidden.reason, hiddenAt: hidden.hiddenAt, hiddenBy: moderation.actor.key)))
     }
@@ -226,6 +232,8 @@ struct LocationsController<Context: RequestContext>: Sendable {
         let objectId = ObjectID(try context.parameters.require("objectId"))
         _ = try ModerationBody.decode(try await Self.body(of: request))
         let location = try await Self.moderating { try await commands.unhide(objectId, context: moderation) }
+        ledger?.appendOrReport(
+            .init(kind: .unhidden, pin: objectId.description, map: moderation.map), undone: "hide the pin again", logger: context.logger)
         return .json(location.json)
     }
 

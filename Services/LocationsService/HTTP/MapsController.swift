@@ -10,6 +10,8 @@ import ServiceKit
 /// caller may not read answers 404, as a map that does not exist.
 struct MapsController<Context: RequestContext>: Sendable {
     let maps: MapCommands
+    /// Where a map's deletion is recorded once done, for a restore to delete it again (nil: not recorded).
+    var ledger: RestoreLedger? = nil
 
     static var maximumBodySize: Int { 4 * 1024 }
 
@@ -57,7 +59,9 @@ struct MapsController<Context: RequestContext>: Sendable {
 
     @Sendable func delete(_ request: Request, context: Context) async throws -> Response {
         let actor = try Self.actor(request)
-        _ = try await maps.delete(try Self.slug(context), actor: actor, metadata: Self.metadata(request, actor: actor))
+        let slug = try Self.slug(context)
+        _ = try await maps.delete(slug, actor: actor, metadata: Self.metadata(request, actor: actor))
+        ledger?.appendOrReport(.init(kind: .mapDeleted, map: slug.rawValue), undone: "bring the deleted map back", logger: context.logger)
         return .json(ByteBuffer(string: "{}"))
     }
 
