@@ -30,7 +30,8 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py replay              replay over 1M, 4M and 10M events against the SQL rebuild, and its memory
   bench/run.py resume              a live stream resumed 10,000 events back, and from beyond that (a reset),
                                    against a fresh stream
-Each of the last ten writes its own section of BENCHMARKS.md and leaves the rest.
+  bench/run.py archiving           the durable POST with pgBackRest archiving every WAL segment against without
+Each of the last eleven writes its own section of BENCHMARKS.md and leaves the rest.
   bench/run.py scaling             SCALING.md's inputs measured nowhere else: the gateway's CPU per live stream
                                    per change, log bytes per event, replay's events/s and memory; printed only
   bench/run.py maps                class maps at scale: a class map's hot read against the default map's, the
@@ -63,6 +64,7 @@ import argparse
 import os
 import sys
 
+import archiving
 import cli
 import connection_memory
 import fanout
@@ -80,6 +82,7 @@ import web
 from report import load_results, write_report
 
 BENCHMARKS = {
+    "archiving": archiving.run,
     "cli": cli.run,
     "web": web.run,
     "fanout": fanout.run,

@@ -44,6 +44,36 @@ start_private_postgres "$data_dir" "$port" fsync=off max_connections=1000
 export TEST_DATABASE_URL="postgres://onthemap@127.0.0.1:$port/postgres"
 echo "test PostgreSQL on 127.0.0.1:$port"
 
+# test_phase SECONDS ARGUMENTS...: `swift test --skip-build ARGUMENTS`, its output passed on a line at a time
+# (so the log always shows which tests have started), stopped if it runs past SECONDS: a test that waits
+# forever must not hold the run until CI gives up on it. The tests then started and not ended are named.
+test_phase() {
+    local limit=$1 output status
+    shift
+    output=$(mktemp /tmp/onthemap-test-phase.XXXXXX)
+    set +e
+    timeout --signal=KILL "$limit" stdbuf -oL -eL swift test --skip-build "$@" 2>&1 | tee "$output"
+    status=${PIPESTATUS[0]}
+    set -e
+    if [ "$status" = 137 ]; then
+        echo "scripts/test.sh: the tests ran past ${limit} s and were stopped; started and never ended:"
+        python3 - "$output" <<'UNENDED'
+import re, sys
+started, ended = [], set()
+for line in open(sys.argv[1], errors="replace"):
+    if found := re.search(r"◇ Test (\S+) started", line):
+        started.append(found.group(1))
+    elif found := re.search(r"[✔✘] Test (\S+)", line):
+        ended.add(found.group(1))
+for name in dict.fromkeys(started):
+    if name not in ended:
+        print(f"  {name}")
+UNENDED
+    fi
+    rm -f "$output"
+    return "$status"
+}
+
 swift build --build-tests
 if [ $# -gt 0 ]; then
     swift test --skip-build "$@"
@@ -69,8 +99,9 @@ else
     # schemathesis, the fuzzing of the published document (two Python processes for over two minutes), is
     # one of the longer proofs: scripts/test-long.sh runs it.
     fuzzing='schemathesisFindsNoServerErrorAndNoAnswerThatBreaksTheDocument'
-    SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 swift test --skip-build --skip "$timed|$fuzzing"
-    swift test --skip-build --no-parallel --filter "$timed"
+    # Each phase has a bound well past its usual time here (about 150 s and 50 s).
+    SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 test_phase 900 --skip "$timed|$fuzzing"
+    test_phase 600 --no-parallel --filter "$timed"
     # The web client in headless Chromium against the real services (its own PostgreSQL and stack).
     scripts/browser-test.sh
     # HTTPS at the gateway with a test CA: curl, Python's ssl, a SIGHUP reload, eight tabs over HTTP/2.
