@@ -33,6 +33,67 @@ import Testing
             change(&claims)
             return try await signing.sign(claims, kid: JWKIdentifier(string: kid))
         }
+
+        /// A token with one more claim, `name`, as a provider would send its groups.
+        func token(claim name: String, _ value: some Encodable & Sendable) async throws -> String {
+            let claims = IDTokenClaims(
+                issuer: .init(value: IDTokenVerifierTests.issuer), subject: .init(value: "student-42"), audience: .init(value: ["on-the-map"]),
+                expires: .init(value: IDTokenVerifierTests.now.addingTimeInterval(600)), nonce: "nonce-1")
+            return try await signing.sign(WithClaim(claims: claims, name: name, value: value), kid: "key-1")
+        }
+    }
+
+    /// The standard claims and one more under any name; only ever signed here.
+    struct WithClaim<Value: Encodable & Sendable>: JWTPayload {
+        struct Name: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue _: Int) { nil }
+        }
+
+        var claims: IDTokenClaims
+        var name: String
+        var value: Value
+
+        init(claims: IDTokenClaims, name: String, value: Value) {
+            self.claims = claims
+            self.name = name
+            self.value = value
+        }
+
+        init(from decoder: any Decoder) throws {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "only signed here"))
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try claims.encode(to: encoder)
+            var container = encoder.container(keyedBy: Name.self)
+            try container.encode(value, forKey: Name(stringValue: name))
+        }
+
+        func verify(using _: some JWTAlgorithm) throws {}
+    }
+
+    /// A JSON array of names and numbers, as no groups claim should be.
+    enum NameOrNumber: Encodable, Sendable {
+        case name(String)
+        case number(Int)
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .name(let name): try container.encode(name)
+            case .number(let number): try container.encode(number)
+            }
+        }
+    }
+
+    /// The groups a verifier reading `claim` finds in the token.
+    func groups(_ token: String, from issuer: Issuer, claim: String = "groups") async throws -> [String] {
+        var verifier = Self.verifier
+        verifier.groupsClaim = claim
+        return try await verifier.claims(of: token, keys: issuer.published, nonce: "nonce-1", now: Self.now).groups
     }
 
     func refusal(_ token: String, keys: OIDCKeySet, nonce: String = "nonce-1") async -> IDTokenVerifier.Refusal? {
@@ -86,6 +147,44 @@ import Testing
             expires: .init(value: Self.now.addingTimeInterval(600)), nonce: "nonce-1")
         #expect(await refusal(try await shared.sign(claims, kid: "key-1"), keys: issuer.published) == .algorithmNotAllowed("HS256"))
         #expect(await refusal("not a token", keys: issuer.published) == .malformed)
+    }
+
+    @Test func theGroupsAreAListOrOneNameUnderTheClaimTheOperatorNames() async throws {
+        let issuer = await Issuer()
+        let list = try await issuer.token(claim: "groups", ["year-9", "teachers", "teachers", ""])
+        #expect(try await groups(list, from: issuer) == ["teachers", "year-9"], "sorted, each once, no empty name")
+        #expect(try await groups(try await issuer.token(claim: "groups", "teachers"), from: issuer) == ["teachers"])
+        let one = try await issuer.token(claim: "groups", "teachers, staff")
+        #expect(try await groups(one, from: issuer) == ["teachers, staff"], "a string is one group")
+        let roles = try await issuer.token(claim: "https://school.example/roles", ["teachers"])
+        #expect(try await groups(roles, from: issuer, claim: "https://school.example/roles") == ["teachers"])
+        #expect(try await groups(roles, from: issuer).isEmpty, "another claim is not the groups")
+        #expect(try await groups(try await issuer.token(), from: issuer).isEmpty)
+        #expect(try await groups(try await issuer.token(claim: "groups", String?.none), from: issuer).isEmpty)
+    }
+
+    /// Groups are kept whole or the sign-in is refused: never decided on part of what the provider said.
+    @Test func groupsBeyondWhatIsKeptOrOfAnotherShapeRefuseTheToken() async throws {
+        let issuer = await Issuer()
+        let keys = issuer.published
+        let hundred = (1...OIDCGroups.maximumCount).map { "group-\($0)" }
+        #expect(try await groups(try await issuer.token(claim: "groups", hundred), from: issuer).count == OIDCGroups.maximumCount)
+        #expect(
+            await refusal(try await issuer.token(claim: "groups", hundred + ["one-more"]), keys: keys)
+                == .groups(.tooMany(claim: "groups", count: OIDCGroups.maximumCount + 1)))
+        let longest = String(repeating: "\u{E9}", count: OIDCGroups.maximumLength)
+        #expect(try await groups(try await issuer.token(claim: "groups", [longest]), from: issuer) == [longest])
+        #expect(await refusal(try await issuer.token(claim: "groups", [longest + "x"]), keys: keys) == .groups(.tooLong(claim: "groups")))
+        for token in [
+            try await issuer.token(claim: "groups", 7),
+            try await issuer.token(claim: "groups", [NameOrNumber.name("teachers"), .number(7)]),
+            try await issuer.token(claim: "groups", ["name": "teachers"]),
+            try await issuer.token(claim: "groups", ["teach\u{0}ers"]),
+        ] {
+            #expect(await refusal(token, keys: keys) == .groups(.unreadable(claim: "groups")))
+        }
+        let many = IDTokenVerifier.Refusal.groups(.tooMany(claim: "groups", count: 101)).description
+        #expect(many == "its ID token's groups claim names 101 groups, more than the 100 this server keeps")
     }
 
     @Test func onlyTheIssuersSigningKeysArePublished() async throws {

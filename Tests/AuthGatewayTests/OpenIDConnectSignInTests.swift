@@ -14,7 +14,8 @@ import Testing
 /// on loopback, a browser that follows its redirects and fills in its login form, and the gateway.
 @Suite struct OpenIDConnectSignInTests {
     static let alice = TestOpenIDProvider.User(
-        username: "alice", password: "wonderland-9", givenName: "Alice", familyName: "Liddell", email: "alice@school.example")
+        username: "alice", password: "wonderland-9", givenName: "Alice", familyName: "Liddell", email: "alice@school.example",
+        groups: ["teachers", "year-9"])
     static let bob = TestOpenIDProvider.User(
         username: "bob", password: "builder-77", givenName: "Bob", familyName: "Ross", email: "bob@school.example")
 
@@ -24,11 +25,15 @@ import Testing
             providerName: "Test University", publicURL: SignInGateway.publicURL)
     }
 
-    static func withSignIn(_ body: @escaping @Sendable (any TestClientProtocol, TestOpenIDProvider) async throws -> Void) async throws {
+    static func withSignIn(
+        configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (any TestClientProtocol, TestOpenIDProvider) async throws -> Void
+    ) async throws {
         try await TestOpenIDProvider.with(users: [alice, bob], redirectURI: SignInGateway.callback) { provider in
             try await withGateway(configure: {
                 $0.oidc = settings(issuer: provider.issuer)
                 $0.upstreamTimeout = .seconds(3)
+                configure(&$0)
             }) { client, _ in try await body(client, provider) }
         }
     }
@@ -103,6 +108,47 @@ import Testing
             let me = try await client.send(.get, "/v1/users/me", headers: [newSession])
             #expect(me.json["first_name"] as? String == "Alice")
             #expect(me.json["key"] as? String != key, "nothing of the erased account is kept to find it by")
+        }
+    }
+
+    /// `MAP_CREATORS=group:teachers`: the provider's groups claim decides, and whoever is outside the group
+    /// is refused as anyone else `MAP_CREATORS` does not name.
+    @Test func aTeacherInTheCreatorsGroupCreatesAMapAndAStudentOutsideItIsRefused() async throws {
+        try await Self.withSignIn(configure: { $0.mapCreators = try? MapCreators(setting: "group:teachers") }) { client, _ in
+            let alice = SignInBrowser(gateway: client)
+            try await alice.signIn(username: "alice", password: "wonderland-9")
+            let created = try await client.send(
+                .post, "/v1/maps", body: #"{"slug":"alice-class","name":"Alice's class"}"#, headers: [try #require(Self.sessionCookie(alice))])
+            #expect(created.status == .created, "\(created.body)")
+            #expect(created.json["role"] as? String == "owner")
+
+            let bob = SignInBrowser(gateway: client)
+            try await bob.signIn(username: "bob", password: "builder-77")
+            let refused = try await client.send(
+                .post, "/v1/maps", body: #"{"slug":"bob-class","name":"Bob's class"}"#, headers: [try #require(Self.sessionCookie(bob))])
+            #expect(refused.status == .forbidden)
+            #expect(refused.json["code"] as? Int == 119)
+            let local = try await client.signedUpAndLoggedIn("carol@school.example")
+            let localRefusal = try await client.send(.post, "/v1/maps", body: #"{"slug":"carol-class","name":"x"}"#, headers: [local.bearer])
+            #expect(refused.body == localRefusal.body, "the same refusal as for any account MAP_CREATORS does not name")
+            #expect(try await client.send(.get, "/v1/maps/bob-class").status == .notFound)
+        }
+    }
+
+    /// More groups than are kept refuse the sign-in with the reason, rather than keeping some of them.
+    @Test func aStudentInMoreGroupsThanAreKeptIsToldWhyAndGetsNoSession() async throws {
+        let crowded = TestOpenIDProvider.User(
+            username: "dinah", password: "cheshire-31", givenName: "Dinah", familyName: "Cat", email: "dinah@school.example",
+            groups: (0...OIDCGroups.maximumCount).map { "club-\($0)" })
+        try await TestOpenIDProvider.with(users: [crowded], redirectURI: SignInGateway.callback) { provider in
+            try await withGateway(configure: { $0.oidc = Self.settings(issuer: provider.issuer) }) { client, _ in
+                let browser = SignInBrowser(gateway: client)
+                let end = try await browser.signIn(username: "dinah", password: "cheshire-31")
+                #expect(end.reply.status == .forbidden)
+                #expect(end.reply.body.contains("names 101 groups, more than the 100 this server keeps"), "\(end.reply.body)")
+                #expect(end.reply.body.contains("Ask this server"))
+                #expect(browser.cookie(SessionCookies.session) == nil)
+            }
         }
     }
 

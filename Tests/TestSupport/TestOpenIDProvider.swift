@@ -2,7 +2,7 @@ import Foundation
 
 /// `Tests/oidc/provider.py`: a real OpenID Connect provider (django-oidc-provider) on a free loopback port,
 /// with the gateway registered as a client that may send students back to `redirectURI`, and the given
-/// people as its users, in a directory of its own.
+/// people as its users (their groups in each ID token's `groups` claim), in a directory of its own.
 public final class TestOpenIDProvider: Sendable {
     public static let clientID = "on-the-map"
     public static let clientSecret = "test-client-secret-4f1d9c2b7a"
@@ -13,13 +13,16 @@ public final class TestOpenIDProvider: Sendable {
         public var givenName: String
         public var familyName: String
         public var email: String
+        /// The groups the provider puts the user in: its ID tokens name them in `groups` (none, no claim).
+        public var groups: [String]
 
-        public init(username: String, password: String, givenName: String, familyName: String, email: String) {
+        public init(username: String, password: String, givenName: String, familyName: String, email: String, groups: [String] = []) {
             self.username = username
             self.password = password
             self.givenName = givenName
             self.familyName = familyName
             self.email = email
+            self.groups = groups
         }
     }
 
@@ -56,6 +59,7 @@ public final class TestOpenIDProvider: Sendable {
                 Self.folder.appendingPathComponent("provider.py").path, "serve", "--dir", directory.path, "--port-file", portFile.path,
                 "--client-id", Self.clientID, "--client-secret", Self.clientSecret, "--redirect-uri", redirectURI,
             ] + users.flatMap { ["--user", "\($0.username):\($0.password):\($0.givenName):\($0.familyName):\($0.email)"] }
+            + users.flatMap { user in user.groups.flatMap { ["--group", "\(user.username):\($0)"] } }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -46,6 +46,8 @@ USERS = {
     "alice": ("pass:word 1", "Alice", "Liddell", "alice@example.test"),
     "bob": ("hunter2", "Bob", "Ross", "bob@example.test"),
 }
+# Bob is in no group: his ID token has no groups claim.
+GROUPS = {"alice": ["teachers", "class:2027"]}
 
 results = {"passed": 0, "failed": 0}
 notes = []  # facts worth reporting, printed at the end
@@ -103,6 +105,8 @@ class Provider:
         ]
         for name, (password, given, family, email) in USERS.items():
             args += ["--user", "%s:%s:%s:%s:%s" % (name, password, given, family, email)]
+        for name, groups in GROUPS.items():
+            args += [argument for group in groups for argument in ("--group", "%s:%s" % (name, group))]
         self.stderr = open(self.stderr_path, "w")
         started = time.monotonic()
         self.process = subprocess.Popen(
@@ -266,6 +270,9 @@ def verify_id_token(id_token, discovery, nonce, access_token, expected_user):
           json.dumps(claims))
     check(claims.get("name") == "%s %s" % (given, family), "ID token carries name",
           claims.get("name"))
+    groups = sorted(GROUPS[expected_user]) if expected_user in GROUPS else None
+    check(claims.get("groups") == groups, "ID token carries the user's groups, or none",
+          claims.get("groups"))
     digest = hashlib.sha256(access_token.encode("ascii")).digest()
     check(claims.get("at_hash") == b64url(digest[:16]), "ID token at_hash matches the access token")
     return header, claims

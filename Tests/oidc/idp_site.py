@@ -1,13 +1,15 @@
 """Django pieces of the test OpenID Connect provider (see provider.py).
 
 Imported by name from the settings that provider.py configures: the URL
-configuration, the OIDC_USERINFO function and a cheap password hasher.
+configuration, the OIDC_USERINFO function, the groups claim and a cheap
+password hasher.
 """
 
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.http import HttpResponse
 from django.urls import include, path, re_path
+from oidc_provider.lib.claims import ScopeClaims
 from oidc_provider.views import ProviderInfoView
 
 
@@ -34,6 +36,17 @@ def userinfo(claims, user):
     return claims
 
 
+class GroupClaims(ScopeClaims):
+    """OIDC_EXTRA_SCOPE_CLAIMS: the user's Django groups as a `groups` claim,
+    given with the `profile` scope (into the ID token too, with
+    OIDC_IDTOKEN_INCLUDE_CLAIMS), as a Keycloak realm's group mapper adds
+    one. A user in no group gets no claim."""
+
+    def scope_profile(self):
+        groups = sorted(self.user.groups.values_list("name", flat=True))
+        return {"groups": groups} if groups else {}
+
+
 class DiscoveryView(ProviderInfoView):
     """django-oidc-provider's discovery document, plus three fields it leaves
     out though it honours them: PKCE methods (the token endpoint checks S256
@@ -48,7 +61,7 @@ class DiscoveryView(ProviderInfoView):
             [
                 "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash",
                 "name", "given_name", "family_name", "nickname", "preferred_username",
-                "email", "email_verified",
+                "email", "email_verified", "groups",
             ],
         )
         return dic

@@ -6,7 +6,8 @@ sqlite database in a directory of the caller's choosing.
 
   provider.py serve --dir DIR --port-file FILE [--host 127.0.0.1] [--port 0]
       --client-id ID --client-secret SECRET --redirect-uri URI [--redirect-uri URI ...]
-      --user USERNAME:PASSWORD:GIVEN_NAME:FAMILY_NAME:EMAIL [--user ...] [--verbose]
+      --user USERNAME:PASSWORD:GIVEN_NAME:FAMILY_NAME:EMAIL [--user ...]
+      [--group USERNAME:GROUP ...] [--verbose]
 
       Migrates DIR/idp.sqlite3, makes one RSA signing key if there is none,
       creates or updates the confidential client (response type `code`,
@@ -17,6 +18,10 @@ sqlite database in a directory of the caller's choosing.
       per request goes to stderr; stdout gets one line, "ready ISSUER".
       SIGTERM or SIGINT stops it (exit 0) and removes FILE.
       In --user the password may contain ':' (the other four fields may not).
+      --group puts a user in a group (the group may contain ':'); the ID
+      token of a user in any group carries a `groups` claim, the sorted list
+      of their groups' names, with the `profile` scope. A user named in no
+      --group is in none (groups from an earlier run on DIR are replaced).
 
   provider.py rotate-keys --dir DIR
 
@@ -131,6 +136,7 @@ def configure_django(directory, site_url, verbose=False):
         LOGOUT_REDIRECT_URL="/",
         SITE_URL=site_url,
         OIDC_USERINFO="idp_site.userinfo",
+        OIDC_EXTRA_SCOPE_CLAIMS="idp_site.GroupClaims",
         OIDC_IDTOKEN_INCLUDE_CLAIMS=True,
         OIDC_SESSION_MANAGEMENT_ENABLE=False,
         LOGGING={
@@ -185,8 +191,16 @@ def parse_user(spec):
     }
 
 
+def parse_group(spec):
+    username, sep, group = spec.partition(":")
+    if not username or not sep or not group:
+        raise argparse.ArgumentTypeError("--group wants USERNAME:GROUP, got %r" % spec)
+    return username, group
+
+
 def seed(args):
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
     from django.db import transaction
     from oidc_provider.models import Client, ResponseType, RSAKey
 
@@ -218,6 +232,8 @@ def seed(args):
             user.is_active = True
             user.set_password(spec["password"])
             user.save()
+            names = [group for username, group in args.group if username == spec["username"]]
+            user.groups.set([Group.objects.get_or_create(name=name)[0] for name in names])
 
 
 # --- serving -----------------------------------------------------------------
@@ -396,6 +412,8 @@ def main(argv=None):
     s.add_argument("--client-secret", required=True)
     s.add_argument("--redirect-uri", action="append", required=True)
     s.add_argument("--user", action="append", type=parse_user, default=[])
+    s.add_argument("--group", action="append", type=parse_group, default=[],
+                   help="USERNAME:GROUP, a group the user is in (repeatable)")
     s.add_argument("--threads", type=int, default=8)
     s.add_argument("--verbose", action="store_true", help="django-oidc-provider's debug log")
 

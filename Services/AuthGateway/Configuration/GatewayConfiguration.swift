@@ -76,7 +76,7 @@ struct GatewayConfiguration: Sendable {
     /// `UDACITY_BASE_URL`, `GEOCODER_URL`, `TILE_URL` (or `none`), `BASEMAP_TILES`, `LEAFLET_DIR`, `SESSION_TTL`, `LOG_LEVEL`, `MAX_CONNECTIONS_PER_CLIENT`,
     /// `MAX_STREAMS_PER_CLIENT`, `LIVE_RESUME_EVENTS`, `TRUSTED_PROXIES`, `TLS_CERT`, `TLS_KEY`, `WRITE_BURST`, `WRITE_INTERVAL`,
     /// `SESSION_COOKIE_DOMAIN`, `MAP_CREATORS`, `MAP_CACHE_SIZE`, and
-    /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME` and `PUBLIC_URL`, and
+    /// `OIDC_ISSUER` with `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, `OIDC_PROVIDER_NAME`, `OIDC_GROUPS_CLAIM` and `PUBLIC_URL`, and
     /// `FACEBOOK_APP_ID` with `FACEBOOK_APP_SECRET` and `FACEBOOK_GRAPH_URL`.
     static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         let reader = EnvironmentReader(environment)
@@ -127,6 +127,10 @@ struct GatewayConfiguration: Sendable {
         if let domain = reader["SESSION_COOKIE_DOMAIN"] { configuration.cookieDomain = try CookieDomain(setting: domain) }
         configuration.facebook = try FacebookSettings(reader)
         configuration.mapCreators = try reader["MAP_CREATORS"].map { text throws(ConfigurationError) in try MapCreators(setting: text) }
+        if configuration.oidc == nil, let group = configuration.mapCreators?.groups.sorted().first {
+            throw ConfigurationError(
+                "MAP_CREATORS names group:\(group), but groups come from the OpenID Connect provider's ID tokens and OIDC_ISSUER is not set")
+        }
         configuration.mapCacheSize = try reader.positiveInteger("MAP_CACHE_SIZE", default: MapSlug.defaultCacheSize)
         configuration.restoreLedger = RestoreLedger.configured(environment)
         return configuration
@@ -167,6 +171,11 @@ struct OIDCSettings: Sendable {
     var providerName: String
     /// `PUBLIC_URL`, without a trailing slash: what students type to reach the gateway.
     var publicURL: String
+    /// The ID token's claim that names the person's groups (`OIDC_GROUPS_CLAIM`), which `MAP_CREATORS`'s
+    /// `group:NAME` reads.
+    var groupsClaim = defaultGroupsClaim
+
+    static let defaultGroupsClaim = "groups"
 
     /// Discovery §4: the issuer's path, without a trailing slash, then the well-known name.
     var discoveryURL: String { (issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer) + "/.well-known/openid-configuration" }
@@ -180,7 +189,12 @@ struct OIDCSettings: Sendable {
 extension OIDCSettings {
     /// nil when `OIDC_ISSUER` is unset; with it, the client's id and secret and `PUBLIC_URL` are required.
     init?(_ reader: EnvironmentReader) throws(ConfigurationError) {
-        guard let issuer = reader["OIDC_ISSUER"] else { return nil }
+        guard let issuer = reader["OIDC_ISSUER"] else {
+            guard reader["OIDC_GROUPS_CLAIM"] == nil else {
+                throw ConfigurationError("OIDC_GROUPS_CLAIM is set without OIDC_ISSUER: groups come from the OpenID Connect provider's ID tokens")
+            }
+            return nil
+        }
         guard let url = URLComponents(string: issuer), let scheme = url.scheme, let host = url.host, !host.isEmpty,
             scheme == "https" || (scheme == "http" && Self.isLoopback(host)), url.query == nil, url.fragment == nil
         else {
@@ -200,7 +214,8 @@ extension OIDCSettings {
             clientID: try reader.required("OIDC_CLIENT_ID", example: "on-the-map"),
             clientSecret: try reader.required("OIDC_CLIENT_SECRET", example: "the secret the provider gave at registration"),
             providerName: reader["OIDC_PROVIDER_NAME"] ?? host,
-            publicURL: publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText)
+            publicURL: publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText,
+            groupsClaim: reader["OIDC_GROUPS_CLAIM"] ?? Self.defaultGroupsClaim)
     }
 
     static func isLoopback(_ host: String) -> Bool { host == "localhost" || host.hasPrefix("127.") || host == "[::1]" || host == "::1" }

@@ -10,6 +10,9 @@ struct Account: Sendable, Hashable {
     var email: String
     var firstName: String
     var lastName: String
+    /// The groups the OpenID Connect provider put the person in at their latest sign-in (the claim
+    /// `OIDC_GROUPS_CLAIM` names), sorted, each once; none for other providers' accounts.
+    var groups: [String] = []
 
     var actor: Actor { Actor(key: key, firstName: firstName, lastName: lastName) }
 

@@ -26,6 +26,9 @@ enum GatewayError: Error, Equatable {
     case signInUnknown
     /// The identity provider refused the sign-in, or its answer could not be verified; the reason is for the user.
     case signInRefused(String)
+    /// The ID token verified, but the groups it names cannot be kept whole (`OIDCGroups`): signing in again
+    /// changes nothing until the provider sends others. The reason is for the user and the operator.
+    case signInGroupsRefused(String)
     /// A command-line sign-in's code is unknown, used or expired, or the verifier shown with it is not its own.
     case signInCodeRefused
     /// No OpenID Connect provider is configured (`OIDC_ISSUER`).
@@ -76,6 +79,7 @@ enum GatewayError: Error, Equatable {
         case .signInNotStartedHere: "This sign-in was not started in this browser; start again from the login page."
         case .signInUnknown: "This sign-in has expired or was finished already; start again from the login page."
         case .signInRefused(let reason): "The identity provider did not vouch for this sign-in: \(reason). Sign in again."
+        case .signInGroupsRefused(let reason): "This sign-in cannot be finished: \(reason). Ask this server's operator."
         case .signInCodeRefused: "This sign-in code is unknown, used or expired, or does not match its verifier; sign in again."
         case .signInNotConfigured: "This server offers no sign-in with an identity provider; log in with your email and password."
         case .userNotFound: "User not found."

@@ -10,7 +10,7 @@ extension GatewayError {
             .signInNotStartedHere, .signInUnknown:
             .badRequest
         case .invalidCredentials, .accountDisabled, .unsupportedCredential, .signUpUnavailable, .xsrfMismatch, .crossOrigin, .signInRefused,
-            .signInCodeRefused, .mapCreationRestricted:
+            .signInGroupsRefused, .signInCodeRefused, .mapCreationRestricted:
             .forbidden
         case .throttled, .tooManySignUps, .rateLimited, .tooManyStreams: .tooManyRequests
         case .identityUnavailable, .geocoderUnavailable: .badGateway

@@ -11,10 +11,11 @@ protocol AccountStore: Sendable {
     /// A local account by its address's key (`EmailAddress.key`), with its password hash.
     func local(emailKey: String) async throws -> (account: Account, passwordHash: String)?
     func account(key: String) async throws -> Account?
-    /// Records what another provider told us about an account at login: adds it, or updates its names and address.
+    /// Records what another provider told us about an account at login: adds it, or updates its names and
+    /// address. Its groups stay as they are (none for a new account): only an OpenID Connect sign-in names them.
     func upsertExternal(_ account: Account) async throws
     /// The account an OpenID Connect issuer's subject (or a Facebook user) signs in to, created at the first
-    /// sign-in (with a new key), its names and address set to the ones given.
+    /// sign-in (with a new key), its names, address and groups set to the ones given.
     func signedIn(_ identity: ExternalIdentity) async throws -> Account
     /// Disables the account with this address's key (a local account's, else one an identity provider named),
     /// recording who did it and why: it can no longer log in, and every session it has ends on every replica.
@@ -46,6 +47,8 @@ struct ExternalIdentity: Sendable, Equatable {
     var email: String
     var firstName: String
     var lastName: String
+    /// The groups the ID token names (`OIDCGroups`), replacing the account's; none from Facebook.
+    var groups: [String] = []
 }
 
 /// What an operator's disable or enable found.
@@ -61,7 +64,7 @@ enum AccountSwitch: Equatable, Sendable {
 struct PostgresAccountStore: AccountStore {
     let database: Database
 
-    static let columns = "key, provider, email, first_name, last_name"
+    static let columns = "key, provider, email, first_name, last_name, groups"
 
     func createLocal(email: EmailAddress, passwordHash: String, firstName: String, lastName: String) async throws -> Account {
         let account = Account(key: Account.newKey(), provider: "local", email: email.text, firstName: firstName, lastName: lastName)
@@ -84,8 +87,8 @@ struct PostgresAccountStore: AccountStore {
             WHERE provider = 'local' AND email_key = \(emailKey)
             """)
         guard let row = rows.first else { return nil }
-        let (key, provider, email, first, last, hash) = try row.decode((String, String, String, String, String, String).self)
-        return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), hash)
+        let (key, provider, email, first, last, groups, hash) = try row.decode((String, String, String, String, String, [String], String).self)
+        return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last, groups: groups), hash)
     }
 
     func account(key: String) async throws -> Account? {
@@ -113,7 +116,7 @@ struct PostgresAccountStore: AccountStore {
             """)
     }
 
-    /// One statement finds the identity's account or creates both, and copies the names; two first sign-ins
+    /// One statement finds the identity's account or creates both, and copies the names and groups; two first sign-ins
     /// at once (or a new key taken already) make one fail on a unique key, and it is tried again, then finds
     /// the other's account. A change is announced as `upsertExternal`'s are.
     func signedIn(_ identity: ExternalIdentity) async throws -> Account {
@@ -126,8 +129,9 @@ struct PostgresAccountStore: AccountStore {
                     WITH existing AS (
                         SELECT account_key FROM auth.oidc_identities WHERE issuer = \(identity.issuer) AND subject = \(identity.subject)
                     ), created AS (
-                        INSERT INTO auth.accounts (key, provider, email, first_name, last_name)
-                        SELECT \(Account.newKey()), \(identity.provider), \(identity.email), \(identity.firstName), \(identity.lastName)
+                        INSERT INTO auth.accounts (key, provider, email, first_name, last_name, groups)
+                        SELECT \(Account.newKey()), \(identity.provider), \(identity.email), \(identity.firstName), \(identity.lastName),
+                               \(identity.groups)::text[]
                         WHERE NOT EXISTS (SELECT 1 FROM existing)
                         RETURNING key
                     ), linked AS (
@@ -135,9 +139,12 @@ struct PostgresAccountStore: AccountStore {
                         SELECT \(identity.issuer), \(identity.subject), key FROM created
                         RETURNING account_key
                     ), updated AS (
-                        UPDATE auth.accounts SET email = \(identity.email), first_name = \(identity.firstName), last_name = \(identity.lastName)
+                        UPDATE auth.accounts
+                        SET email = \(identity.email), first_name = \(identity.firstName), last_name = \(identity.lastName),
+                            groups = \(identity.groups)::text[]
                         WHERE key = (SELECT account_key FROM existing)
-                          AND (email, first_name, last_name) IS DISTINCT FROM (\(identity.email), \(identity.firstName), \(identity.lastName))
+                          AND (email, first_name, last_name, groups)
+                              IS DISTINCT FROM (\(identity.email), \(identity.firstName), \(identity.lastName), \(identity.groups)::text[])
                         RETURNING key
                     ), announced AS (
                         SELECT pg_notify(\(SessionCache.channel), \(SessionCache.accountPrefix) || key) FROM updated
@@ -147,7 +154,8 @@ struct PostgresAccountStore: AccountStore {
                 guard let row = rows.first else { throw AccountStoreError.signInNotRecorded }
                 let (key, _) = try row.decode((String, Int64).self)
                 return Account(
-                    key: key, provider: identity.provider, email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
+                    key: key, provider: identity.provider, email: identity.email, firstName: identity.firstName, lastName: identity.lastName,
+                    groups: identity.groups)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" && attempt < 3 {
                 continue
             }
@@ -230,8 +238,8 @@ struct PostgresAccountStore: AccountStore {
                 """, logger: database.logger
             ).collect()
             guard let row = rows.first else { return .noAccount }
-            let (key, provider, email, first, last, disabled) = try row.decode((String, String, String, String, String, Bool).self)
-            let account = Account(key: key, provider: provider, email: email, firstName: first, lastName: last)
+            let (key, provider, email, first, last, groups, disabled) = try row.decode((String, String, String, String, String, [String], Bool).self)
+            let account = Account(key: key, provider: provider, email: email, firstName: first, lastName: last, groups: groups)
             guard disabled != toDisabled else { return .already(account) }
             try await change(connection, key)
             return .done(account)
@@ -239,7 +247,7 @@ struct PostgresAccountStore: AccountStore {
     }
 
     static func account(from row: PostgresRow) throws -> Account {
-        let (key, provider, email, first, last) = try row.decode((String, String, String, String, String).self)
-        return Account(key: key, provider: provider, email: email, firstName: first, lastName: last)
+        let (key, provider, email, first, last, groups) = try row.decode((String, String, String, String, String, [String]).self)
+        return Account(key: key, provider: provider, email: email, firstName: first, lastName: last, groups: groups)
     }
 }

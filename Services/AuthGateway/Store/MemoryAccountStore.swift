@@ -66,7 +66,8 @@ final class MemoryAccountStore: AccountStore {
             while state.identities[id] == nil && state.accounts[key] != nil { key = Account.newKey() }
             state.identities[id] = key
             let account = Account(
-                key: key, provider: identity.provider, email: identity.email, firstName: identity.firstName, lastName: identity.lastName)
+                key: key, provider: identity.provider, email: identity.email, firstName: identity.firstName, lastName: identity.lastName,
+                groups: identity.groups)
             state.add(account)
             return account
         }
@@ -157,10 +158,13 @@ final class MemoryAccountStore: AccountStore {
     }
 
     /// Nothing is announced: with no other replica and no session listener, no cache holds the account.
+    /// The groups are left as they are, none for a new account, as the table's statement leaves them.
     func upsertExternal(_ account: Account) async throws {
         state.withLock { state in
             guard var stored = state.accounts[account.key] else {
-                state.add(account)
+                var added = account
+                added.groups = []
+                state.add(added)
                 return
             }
             stored.email = account.email

@@ -328,6 +328,17 @@ enum Migrations {
                 END
                 """
             ]),
+        Migration(
+            version: 9, name: "OpenID Connect groups",
+            statements: [
+                """
+                -- The groups the OpenID Connect provider put the person in (the ID token's claim that
+                -- OIDC_GROUPS_CLAIM names), replaced at each sign-in; MAP_CREATORS's group:NAME reads them.
+                -- Other providers' accounts have none. They live in the account's row alone, so an erasure
+                -- (auth.erase_account) deletes them with it.
+                ALTER TABLE auth.accounts ADD COLUMN groups text[] NOT NULL DEFAULT '{}'
+                """
+            ]),
     ]
 
     /// The tables an erasure deletes rows from (`Compact` rewrites them).

@@ -50,27 +50,28 @@ struct PostgresSessionStore: SessionStore {
     func account(tokenHash: [UInt8]) async throws -> (account: Account, expiresAt: Timestamp)? {
         let rows = try await database.query(
             """
-            SELECT a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
+            SELECT a.key, a.provider, a.email, a.first_name, a.last_name, a.groups, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
             WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash)) AND s.revoked_at IS NULL AND a.disabled_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
             """)
         guard let row = rows.first else { return nil }
-        let (key, provider, email, first, last, expires) = try row.decode((String, String, String, String, String, Date).self)
-        return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
+        let (key, provider, email, first, last, groups, expires) = try row.decode((String, String, String, String, String, [String], Date).self)
+        return (Account(key: key, provider: provider, email: email, firstName: first, lastName: last, groups: groups), Timestamp(expires))
     }
 
     func liveSessions(tokenHashes: [String]) async throws -> [String: (account: Account, expiresAt: Timestamp)] {
         let rows = try await database.query(
             """
-            SELECT encode(s.token_hash, 'hex'), a.key, a.provider, a.email, a.first_name, a.last_name, s.expires_at
+            SELECT encode(s.token_hash, 'hex'), a.key, a.provider, a.email, a.first_name, a.last_name, a.groups, s.expires_at
             FROM auth.sessions s JOIN auth.accounts a ON a.key = s.account_key
             WHERE s.token_hash IN (SELECT decode(hash, 'hex') FROM unnest(\(tokenHashes)::text[]) AS hash)
               AND s.revoked_at IS NULL AND a.disabled_at IS NULL AND s.expires_at > \(clock.now.iso8601)::timestamptz
             """)
         var live: [String: (account: Account, expiresAt: Timestamp)] = [:]
         for row in rows {
-            let (hash, key, provider, email, first, last, expires) = try row.decode((String, String, String, String, String, String, Date).self)
-            live[hash] = (Account(key: key, provider: provider, email: email, firstName: first, lastName: last), Timestamp(expires))
+            let (hash, key, provider, email, first, last, groups, expires) = try row.decode(
+                (String, String, String, String, String, String, [String], Date).self)
+            live[hash] = (Account(key: key, provider: provider, email: email, firstName: first, lastName: last, groups: groups), Timestamp(expires))
         }
         return live
     }

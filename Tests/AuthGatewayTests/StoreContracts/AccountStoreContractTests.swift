@@ -123,6 +123,62 @@ import Testing
         }
     }
 
+    /// The groups come with every way the account is read: by key, by a session, by an operator's switch.
+    @Test(arguments: GatewayStoresKind.allCases)
+    func anExternalIdentitysGroupsAreKeptWithItsAccountAndEachSignInReplacesThem(_ kind: GatewayStoresKind) async throws {
+        try await withGatewayStores(kind) { stores async throws in
+            var teacher = Self.google
+            teacher.groups = ["staff", "teachers"]
+            let first = try await stores.accounts.signedIn(teacher)
+            #expect(first.groups == ["staff", "teachers"])
+            #expect(try await stores.accounts.account(key: first.key) == first)
+            let (session, _) = try await stores.sessions.create(for: first, lifetime: Self.hour)
+            #expect(try await stores.sessions.account(tokenHash: session.hash)?.account == first)
+            #expect(try await stores.sessions.liveSessions(tokenHashes: [session.hash.hexString])[session.hash.hexString]?.account == first)
+
+            // The provider moved her: the next sign-in's groups are hers, none of the old ones kept.
+            teacher.groups = ["year-9"]
+            let moved = try await stores.accounts.signedIn(teacher)
+            #expect(moved.key == first.key)
+            #expect(try await stores.accounts.account(key: first.key)?.groups == ["year-9"])
+            #expect(try await stores.sessions.account(tokenHash: session.hash)?.account.groups == ["year-9"])
+            #expect(try await stores.accounts.disable(emailKey: "grace@example.com", by: "ops", reason: nil) == .done(moved))
+
+            teacher.groups = []
+            #expect(try await stores.accounts.signedIn(teacher).groups.isEmpty)
+            #expect(try await stores.accounts.account(key: first.key)?.groups.isEmpty == true)
+        }
+    }
+
+    @Test(arguments: GatewayStoresKind.allCases)
+    func localAndOtherProvidersAccountsHaveNoGroups(_ kind: GatewayStoresKind) async throws {
+        try await withGatewayStores(kind) { stores async throws in
+            let ada = try await Self.ada(stores)
+            #expect(ada.groups.isEmpty)
+            #expect(try await stores.accounts.local(emailKey: "ada@example.com")?.account.groups.isEmpty == true)
+            var jarrod = Self.jarrod
+            jarrod.groups = ["teachers"]
+            try await stores.accounts.upsertExternal(jarrod)
+            #expect(try await stores.accounts.account(key: jarrod.key) == Self.jarrod, "only an OpenID Connect sign-in names groups")
+        }
+    }
+
+    /// The groups live in the account alone: whoever signs in after the erasure starts with none of them.
+    @Test(arguments: GatewayStoresKind.allCases)
+    func anErasedAccountsGroupsGoWithIt(_ kind: GatewayStoresKind) async throws {
+        try await withGatewayStores(kind) { stores async throws in
+            var teacher = Self.google
+            teacher.groups = ["teachers"]
+            let grace = try await stores.accounts.signedIn(teacher)
+            try await stores.accounts.beginErasure(key: grace.key)
+            try await stores.accounts.finishErasure(key: grace.key)
+            #expect(try await stores.accounts.account(key: grace.key) == nil)
+            let again = try await stores.accounts.signedIn(Self.google)
+            #expect(again.key != grace.key)
+            #expect(try await stores.accounts.account(key: again.key)?.groups.isEmpty == true)
+        }
+    }
+
     /// A subject is the person only at its issuer: the same subject at another issuer is someone else.
     @Test(arguments: GatewayStoresKind.allCases)
     func theSameSubjectAtAnotherIssuerIsAnotherAccount(_ kind: GatewayStoresKind) async throws {

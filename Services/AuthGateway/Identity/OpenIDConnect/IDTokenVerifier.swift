@@ -25,6 +25,8 @@ struct IDTokenClaims: JWTIdentityToken {
     var givenName: String?
     var familyName: String?
     var name: String?
+    /// Read by `IDTokenVerifier` from the claim the operator names (`OIDC_GROUPS_CLAIM`), not decoded here.
+    var groups: [String] = []
 
     init(
         issuer: IssuerClaim, subject: SubjectClaim, audience: AudienceClaim, expires: ExpirationClaim, nonce: String?, email: String? = nil,
@@ -54,12 +56,14 @@ struct IDTokenClaims: JWTIdentityToken {
 
 /// Checks an ID token the issuer's token endpoint gave for one sign-in: signed by one of the issuer's keys
 /// with an algorithm it announced (never `none`, never a shared-secret one), issued by it, for this client,
-/// not expired, and carrying the sign-in's nonce.
+/// not expired, and carrying the sign-in's nonce; the groups it names (`OIDCGroups`) read from it.
 struct IDTokenVerifier: Sendable {
     let issuer: String
     let clientID: String
     /// The issuer's `id_token_signing_alg_values_supported`, less what a public key cannot check.
     let algorithms: Set<String>
+    /// The claim that names the person's groups (`OIDC_GROUPS_CLAIM`).
+    var groupsClaim = OIDCSettings.defaultGroupsClaim
     /// How far the issuer's clock may be ahead of ours.
     var leeway: TimeInterval = 60
 
@@ -76,6 +80,8 @@ struct IDTokenVerifier: Sendable {
         case expired
         case wrongNonce
         case noSubject
+        /// The token verifies, but its groups cannot be kept as they are.
+        case groups(OIDCGroups.Refusal)
 
         var description: String {
             switch self {
@@ -88,6 +94,7 @@ struct IDTokenVerifier: Sendable {
             case .expired: "its ID token has expired"
             case .wrongNonce: "its ID token belongs to another sign-in"
             case .noSubject: "its ID token names nobody"
+            case .groups(let refusal): refusal.description
             }
         }
     }
@@ -111,7 +118,7 @@ struct IDTokenVerifier: Sendable {
         guard algorithms.contains(header.alg), Self.publicKeyAlgorithms.contains(header.alg) else { throw .algorithmNotAllowed(header.alg) }
         // A token naming no key is checked with the only one published, if there is only one.
         guard header.kid.map(keys.identifiers.contains) ?? (keys.identifiers.count == 1) else { throw .unknownKey }
-        let claims: IDTokenClaims
+        var claims: IDTokenClaims
         do {
             claims = try await keys.collection.verify(token, as: IDTokenClaims.self, expectedAudience: clientID)
         } catch let error as JWTError where error.errorType == .claimVerificationFailure {
@@ -123,6 +130,11 @@ struct IDTokenVerifier: Sendable {
         guard claims.expires.value.addingTimeInterval(leeway) > now else { throw .expired }
         guard let carried = claims.nonce, carried == nonce else { throw .wrongNonce }
         guard !claims.subject.value.isEmpty else { throw .noSubject }
+        do {
+            claims.groups = try OIDCGroups.read(groupsClaim, fromPayloadOf: token)
+        } catch {
+            throw .groups(error)
+        }
         return claims
     }
 }

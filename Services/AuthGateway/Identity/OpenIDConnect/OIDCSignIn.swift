@@ -86,7 +86,7 @@ struct OIDCSignIn: Sendable {
     }
 
     /// The account the provider's answer vouches for: the code exchanged for an ID token, the token
-    /// verified, its subject's account found or created.
+    /// verified, its subject's account found or created, with the names, address and groups it gives.
     private func signedIn(_ answer: Callback, pending: PendingSignIn) async throws -> Account {
         let code: String
         switch answer {
@@ -101,8 +101,8 @@ struct OIDCSignIn: Sendable {
         let account = try await accounts.signedIn(
             ExternalIdentity(
                 provider: "oidc", issuer: issuer.settings.issuer, subject: claims.subject.value, email: claims.email ?? "", firstName: names.first,
-                lastName: names.last))
-        logger.info("signed in with OpenID Connect", metadata: ["account": "\(account.key)"])
+                lastName: names.last, groups: claims.groups))
+        logger.info("signed in with OpenID Connect", metadata: ["account": "\(account.key)", "groups": "\(account.groups.count)"])
         return account
     }
 
@@ -124,12 +124,13 @@ struct OIDCSignIn: Sendable {
         let discovery = try await issuer.discovery()
         let verifier = IDTokenVerifier(
             issuer: issuer.settings.issuer, clientID: issuer.settings.clientID,
-            algorithms: Set(discovery.signingAlgorithms ?? ["RS256"]))
+            algorithms: Set(discovery.signingAlgorithms ?? ["RS256"]), groupsClaim: issuer.settings.groupsClaim)
         do {
             let keys = try await issuer.keys(naming: try IDTokenVerifier.header(of: token).kid)
             return try await verifier.claims(of: token, keys: keys, nonce: nonce, now: clock.now.date)
         } catch let refusal as IDTokenVerifier.Refusal {
             logger.warning("an OpenID Connect ID token was refused", metadata: ["reason": "\(refusal)"])
+            if case .groups = refusal { throw GatewayError.signInGroupsRefused(refusal.description) }
             throw GatewayError.signInRefused(refusal.description)
         }
     }
