@@ -11,15 +11,22 @@ Each simulated host has its own loopback address, as a real one has its own netw
     127.0.0.21, .22   auth-gateway replicas (:8080)
     127.0.0.31, .32   locations-service replicas (:8081)
 
+The three database hosts archive their WAL to one pgBackRest repository, FOLDER/backups here (on real
+hosts one that every host reaches: an object store, or a backup host), with one key, FOLDER/backup-key;
+each host has its own pgbackrest.conf (scripts/backup-lib.sh writes it), spool and log. Patroni starts
+through patroni-rewind-fix.py, which corrects one decision of Debian 12's Patroni that the repository's
+restore_command would otherwise get wrong.
+
 The configuration files in this folder are what each real host carries (README, "High availability");
 this module fills in the addresses, the folders and the passwords, and starts the processes. It is used by
 scripts/ha-up.sh (`topology.py up`) and by the failover tests (Tests/ha/ha.py), which kill and freeze the
-processes of one host at a time.
+processes of one host at a time, and restore the database from the repository (`Topology.restore`).
 """
 import argparse
 import json
 import os
 import secrets
+import shutil
 import signal
 import string
 import subprocess
@@ -29,6 +36,7 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SCRIPTS = HERE.parent / "scripts"
 PREFIX = os.environ.get("HA_ADDRESS_PREFIX", "127.0.0")
 LB = f"{PREFIX}.10"
 NODES = [(f"db{index}", f"{PREFIX}.{10 + index}") for index in (1, 2, 3)]
@@ -43,6 +51,17 @@ def render(template, values, target):
     text = string.Template((HERE / template).read_text()).substitute(values)
     Path(target).write_text(text)
     return target
+
+
+def backup_lib(snippet, *args, **settings):
+    """Runs `snippet` in bash with scripts/lib.sh and scripts/backup-lib.sh sourced, `args` as its $1, $2...
+    and `settings` in its environment: its standard output."""
+    script = f'set -euo pipefail; source "{SCRIPTS}/lib.sh"; source "{SCRIPTS}/backup-lib.sh"; {snippet}'
+    answer = subprocess.run(["bash", "-c", script, "bash", *map(str, args)], capture_output=True, text=True,
+                            env=dict(os.environ, **{name: str(value) for name, value in settings.items()}))
+    if answer.returncode != 0:
+        raise RuntimeError(f"{snippet.split()[0]} exited with {answer.returncode}: {(answer.stdout + answer.stderr).strip()[-1500:]}")
+    return answer.stdout
 
 
 def descendants(pids):
@@ -84,6 +103,13 @@ def get_json(url, timeout=1.0):
             return error.code, None
     except (OSError, ValueError):
         return None, None
+
+
+def patroni_command():
+    """Patroni as ha/patroni-rewind-fix.py starts it, with the interpreter the installed `patroni` names."""
+    with open(shutil.which("patroni")) as script:
+        interpreter = script.readline().removeprefix("#!").split()
+    return interpreter + [str(HERE / "patroni-rewind-fix.py")]
 
 
 def as_postgres_user(command):
@@ -153,16 +179,30 @@ class Node:
     def api(self):
         return f"http://{self.address}:8008"
 
+    @property
+    def data_dir(self):
+        return self.folder / "postgres"
+
     def configure(self):
         self.folder.mkdir(mode=0o700, exist_ok=True)
-        render("patroni.yml", dict(self.topology.values, NAME=self.name, ADDRESS=self.address, DATA_DIR=self.folder),
+        render("patroni.yml", dict(self.topology.values, NAME=self.name, ADDRESS=self.address, DATA_DIR=self.folder,
+                                   PGBACKREST_CONFIG=self.folder / "pgbackrest" / "pgbackrest.conf"),
                self.folder / "patroni.yml")
         os.chmod(self.folder / "patroni.yml", 0o600)
+        # pgBackRest reaches the server through its socket, in this folder, as the superuser: as `postgres`
+        # that is the server's local `peer` rule.
+        self.backup_lib('write_backup_config "$1" 5432 "$2" postgres', self.data_dir, self.folder)
         if os.getuid() == 0:
             subprocess.run(["chown", "-R", "postgres:postgres", str(self.folder)], check=True)
 
+    def backup_lib(self, snippet, *args):
+        """`snippet` (see backup_lib) with this host's backup settings: the repository and key every host
+        shares, and its own pgbackrest.conf, spool, log and lock folders in its folder."""
+        return backup_lib(f'backup_settings "{self.folder}"; {snippet}', *args,
+                          BACKUP_REPO=self.topology.folder / "backups", BACKUP_KEY_FILE=self.topology.folder / "backup-key")
+
     def start(self):
-        self.patroni = subprocess.Popen(as_postgres_user(["patroni", str(self.folder / "patroni.yml")]),
+        self.patroni = subprocess.Popen(as_postgres_user(patroni_command() + [str(self.folder / "patroni.yml")]),
                                         stdout=self.log, stderr=self.log, env=dict(os.environ, HOME=str(self.folder)),
                                         start_new_session=True)
 
@@ -297,6 +337,11 @@ class Topology:
         for service in self.locations + self.gateways:
             service.wait_ready()
         self.wait_until(lambda: get_json(f"{self.public_url}/readyz")[0] == 200, 30, "the public door answers")
+        # The repository's stanza once the primary runs (created on first use, checked later), a segment
+        # archived, and a full backup when it holds none: from then on a standby is built from the repository.
+        log(self.leader().backup_lib("""ensure_stanza >/dev/null
+            read -r _ since_full <<<"$(backup_ages)"
+            if [ "$since_full" -lt 0 ]; then backup_now full; else echo "backup: the last full backup is $since_full s old"; fi""").strip())
 
     def cluster(self):
         """Patroni's view of the cluster (GET /cluster) from the first host that answers: its members."""
@@ -342,6 +387,13 @@ class Topology:
         """Rows of a query on the primary, as the services' own user."""
         return self.psql(query, user="onthemap", database="onthemap")
 
+    def accepts_writes(self):
+        """Whether the server HAProxy sends the services to is a primary that has finished its promotion."""
+        try:
+            return self.psql("SELECT pg_is_in_recovery()") == [["f"]]
+        except subprocess.CalledProcessError:
+            return False
+
     def create_database(self):
         """The services' user and database, once, on the primary (the standbys replicate them)."""
         password = self.secrets["onthemap"].replace("'", "''")
@@ -350,14 +402,73 @@ class Topology:
         if not self.psql("SELECT 1 FROM pg_database WHERE datname = 'onthemap'"):
             self.psql("CREATE DATABASE onthemap OWNER onthemap")
 
+    def stop_databases(self):
+        """Patroni, which stops PostgreSQL, on all three hosts at once: one by one, each would fail over to the next."""
+        for node in self.nodes:
+            if node.patroni and node.patroni.poll() is None:
+                node.patroni.terminate()
+        for node in self.nodes:
+            node.stop()
+
+    def restore(self, target, log=print):
+        """The database as it was at `target` (a time with its zone, as pgBackRest's --target takes it), through
+        Patroni: with the services stopped, the primary's last WAL archived, Patroni stopped on every host and
+        its record of the cluster removed from etcd, the primary's data folder restored from the repository
+        (--delta: only the files that differ) and recovered up to `target`, where it promotes itself; Patroni
+        started there takes it as a new cluster's primary. The other hosts' data folders, which hold the
+        mistake too, are moved aside (DATA_DIR.before-restore-TIME), and their Patroni rebuilds each from the
+        repository (create_replica_methods). Returns the new primary once it answers as one; the standbys are
+        still being rebuilt (wait_for_replication waits for them)."""
+        primary = self.leader()
+        if primary is not None:
+            try:
+                primary.backup_lib("pgbackrest_run check")  # a new segment, and the one it closed archived
+                log(f"  {primary.name}'s last WAL archived")
+            except RuntimeError as error:
+                log(f"  could not archive {primary.name}'s last WAL; restoring what the repository holds ({error})")
+        else:
+            # No primary answers: any host's folder will do, as --delta only saves copying what matches.
+            primary = self.nodes[0]
+        began = time.monotonic()
+        self.stop_databases()
+        self.wait_until(lambda: not any(node.postmaster() and Path(f"/proc/{node.postmaster()}").exists() for node in self.nodes),
+                        60, "PostgreSQL stopped on every host")
+        answer = subprocess.run(["patronictl", "-c", str(primary.folder / "patroni.yml"), "remove", "onthemap"],
+                                input="onthemap\nYes I am aware\n", capture_output=True, text=True)
+        if answer.returncode != 0:
+            raise RuntimeError(f"patronictl remove exited with {answer.returncode}: {answer.stdout[-500:]} {answer.stderr[-500:]}")
+        log(f"  Patroni and PostgreSQL stopped on every host, the cluster removed from etcd, in {time.monotonic() - began:.1f} s")
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        for node in self.nodes:
+            if node is not primary and node.data_dir.exists():
+                node.data_dir.rename(node.data_dir.with_name(f"{node.data_dir.name}.before-restore-{stamp}"))
+        began = time.monotonic()
+        # The server started on its own, on a port of its own, until it has replayed to `target` and promoted
+        # itself, then stopped cleanly: Patroni starts from a cluster that is whole. It archives as its
+        # postgresql.conf (Patroni's, restored with the rest) says, so the new timeline's history file is in
+        # the repository before a standby is restored from it.
+        primary.backup_lib('''pgbackrest_run --delta --type=time "--target=$2" --target-action=promote restore
+            port=$(free_port)
+            PG_START_TIMEOUT=3600 start_private_postgres "$1" "$port"
+            wait_until_promoted "$1" "$port" postgres
+            stop_private_postgres "$1"''', primary.data_dir, target)
+        log(f"  {primary.name} restored and recovered to {target} in {time.monotonic() - began:.1f} s")
+        began = time.monotonic()
+        primary.start()
+        # Patroni answers as the primary once it holds the lock, a moment before its server's promotion ends.
+        self.wait_until(lambda: self.leader() is primary and self.accepts_writes(), 120, f"{primary.name} the primary of the restored cluster")
+        log(f"  {primary.name}'s Patroni took it as the new cluster's primary, taking writes, in {time.monotonic() - began:.1f} s")
+        for node in self.nodes:
+            if node is not primary:
+                node.start()
+        return primary
+
     def stop(self):
         for service in self.gateways + self.locations:
             service.stop()
         self.haproxy.stop()
-        for node in self.nodes:
-            if node.patroni and node.patroni.poll() is None:
-                node.patroni.terminate()  # all three at once: one by one, each would fail over to the next
-        for host in self.nodes + self.etcd:
+        self.stop_databases()
+        for host in self.etcd:
             host.stop()
 
 
@@ -380,6 +491,7 @@ On The Map is up on three database hosts ({members}).
   locations-service  http://{LB}:{LOCATIONS_PORT}   (internal: {', '.join(s.url for s in topology.locations)})
   PostgreSQL         postgres://onthemap@{LB}:5432/onthemap, the primary; :5433 a standby (passwords in {topology.folder}/secrets.json)
   HAProxy            http://{LB}:7000/   (which host is up, which is the primary)
+  backups            {topology.folder}/backups   (pgBackRest, stanza onthemap; pgbackrest --config={topology.nodes[0].folder}/pgbackrest/pgbackrest.conf info)
   Patroni            patronictl -c {topology.nodes[0].folder}/patroni.yml list
 Logs and data are in {topology.folder}. Press Ctrl-C to stop.""", flush=True)
         while True:

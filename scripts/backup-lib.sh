@@ -10,7 +10,8 @@
 #   BACKUP_FULL_INTERVAL   a full backup this long after the last full one            default 7d
 #   BACKUP_RETENTION_FULL  full backups kept (with their differentials and WAL)       default 2
 #   RESTORE_LEDGER         the restore ledger                            default BACKUP_REPO/ledger.jsonl
-# The repository's key is generated on first use into DATA/backup-key, beside DATA/internal-token.
+#   BACKUP_KEY_FILE        the repository's key, generated on first use  default DATA/backup-key
+# The key sits beside DATA/internal-token; hosts that share one repository share its key (ha/topology.py).
 
 # ensure_pgbackrest_installed: Debian's pgbackrest, when missing.
 ensure_pgbackrest_installed() {
@@ -31,7 +32,7 @@ backup_settings() {
     BACKUP_INTERVAL=${BACKUP_INTERVAL:-6h}
     BACKUP_FULL_INTERVAL=${BACKUP_FULL_INTERVAL:-7d}
     BACKUP_RETENTION_FULL=${BACKUP_RETENTION_FULL:-2}
-    BACKUP_KEY_FILE=$data/backup-key
+    BACKUP_KEY_FILE=${BACKUP_KEY_FILE:-$data/backup-key}
     BACKUP_HOME=$data/pgbackrest
     PGBACKREST_CONFIG=$BACKUP_HOME/pgbackrest.conf
     RESTORE_LEDGER=${RESTORE_LEDGER:-$BACKUP_REPO/ledger.jsonl}
@@ -50,11 +51,12 @@ seconds_of() {
     esac
 }
 
-# write_backup_config PG_DATA PG_PORT: pgBackRest's configuration for the cluster in PG_DATA, the
-# repository's key generated on first use. The configuration holds the key, so it is readable by the
-# cluster's owner alone.
+# write_backup_config PG_DATA PG_PORT [SOCKET_DIR] [PG_USER]: pgBackRest's configuration for the cluster in
+# PG_DATA, reached through its socket in SOCKET_DIR (default PG_DATA) as PG_USER (default onthemap, the
+# superuser of scripts/up.sh's cluster), the repository's key generated on first use. The configuration
+# holds the key, so it is readable by the cluster's owner alone.
 write_backup_config() {
-    local pg_data=$1 pg_port=$2 owner
+    local pg_data=$1 pg_port=$2 socket_dir=${3:-$1} pg_user=${4:-onthemap} owner
     owner=$(id -un)
     [ "$(id -u)" = 0 ] && owner=postgres
     mkdir -p "$BACKUP_HOME/spool" "$BACKUP_HOME/log" "$BACKUP_HOME/lock" "$BACKUP_REPO"
@@ -92,8 +94,8 @@ write_backup_config() {
         echo "[$BACKUP_STANZA]"
         echo "pg1-path=$pg_data"
         echo "pg1-port=$pg_port"
-        echo "pg1-socket-path=$pg_data"
-        echo "pg1-user=onthemap"
+        echo "pg1-socket-path=$socket_dir"
+        echo "pg1-user=$pg_user"
         echo "pg1-database=postgres"
     } >"$PGBACKREST_CONFIG.new"
     chmod 600 "$PGBACKREST_CONFIG.new"
@@ -125,6 +127,20 @@ pgbackrest_run() {
 ensure_stanza() {
     pgbackrest_run stanza-create >/dev/null
     pgbackrest_run check
+}
+
+# wait_until_promoted DATA_DIR PORT USER: waits until the cluster in DATA_DIR, restored and replaying WAL to
+# the restore's target, has promoted itself (asked through its socket in DATA_DIR, as USER); fails with the
+# end of its log when it stops, or after 5 minutes. It answers read-only meanwhile, once it is consistent.
+wait_until_promoted() {
+    local data_dir=$1 port=$2 user=$3 _
+    for _ in $(seq 1 600); do
+        [ "$(as_db_owner "$PG_BIN/psql" -X -qtA -h "$data_dir" -p "$port" -U "$user" -d postgres -c 'SELECT pg_is_in_recovery()' 2>/dev/null)" = f ] && return 0
+        private_postgres_running "$data_dir" || { tail -n 20 "$data_dir/server.log" >&2; return 1; }
+        sleep 0.5
+    done
+    echo "restore: the cluster did not finish recovery" >&2
+    return 1
 }
 
 # backup_ages: "SECONDS_SINCE_LAST_BACKUP SECONDS_SINCE_LAST_FULL" from the repository (-1: none yet).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On The Map highly available, on this machine: three database hosts (etcd, Patroni, PostgreSQL 15 with a
 # synchronous standby), HAProxy, two gateways and two locations-services, each simulated host on its own
-# loopback address (ha/topology.py lists them). Data and logs in .ha/ (HA_FOLDER); Ctrl-C stops all.
+# loopback address (ha/topology.py lists them), their WAL and backups in one pgBackRest repository. Data,
+# backups and logs in .ha/ (HA_FOLDER); Ctrl-C stops all.
 # The files in ha/ are the configuration an operator puts on real hosts (README, "High availability").
 # Usage: scripts/ha-up.sh        (BIN=folder uses binaries already built instead of a release build)
 set -euo pipefail

@@ -12,10 +12,11 @@ ensure_postgres_installed() {
 }
 
 # ensure_ha_installed: the engines of the highly available topology (scripts/ha-up.sh), from Debian:
-# etcd, Patroni (and its etcd client), HAProxy; and a `postgres` user for Patroni to run PostgreSQL as.
+# etcd, Patroni (and its etcd client), HAProxy, pgBackRest; and a `postgres` user for Patroni to run
+# PostgreSQL as.
 ensure_ha_installed() {
     local missing=() pair
-    for pair in etcd=etcd-server patroni=patroni haproxy=haproxy; do
+    for pair in etcd=etcd-server patroni=patroni haproxy=haproxy pgbackrest=pgbackrest; do
         command -v "${pair%%=*}" >/dev/null || missing+=("${pair#*=}")
     done
     if [ ${#missing[@]} -gt 0 ]; then

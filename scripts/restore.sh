@@ -112,12 +112,7 @@ rm -f "$data_dir"/.s.PGSQL.*.lock
 # 3. The cluster replays WAL to the target and promotes itself; until then it answers read-only (once it
 # is consistent, which a long replay may take a while to reach).
 PG_START_TIMEOUT=3600 start_private_postgres "$data_dir" "$pg_port" "${archiving[@]}"
-for _ in $(seq 1 600); do
-    [ "$(psql_on postgres 'SELECT pg_is_in_recovery()')" = f ] && break
-    private_postgres_running "$data_dir" || { tail -n 20 "$data_dir/server.log"; exit 1; }
-    sleep 0.5
-done
-[ "$(psql_on postgres 'SELECT pg_is_in_recovery()')" = f ] || { echo "restore: the cluster did not finish recovery" >&2; exit 1; }
+wait_until_promoted "$data_dir" "$pg_port" onthemap || exit 1
 replayed_to=$(psql_on postgres "SELECT to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')")
 recovered=$(date +%s.%N)
 

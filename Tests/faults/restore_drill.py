@@ -219,6 +219,33 @@ def preload(stack, events, checks):
           f"(the database {checks.figures['database_mb']} MB)", flush=True)
 
 
+def make_the_mistake(sql, load, checks):
+    """`DROP SCHEMA locations CASCADE` through `sql` (a function that runs one statement on the database, as
+    its owner or a superuser) under `load`, which is then stopped; every post after it must fail. Returns
+    the moment it was sent, by the database's clock."""
+    mistake = float(sql("SELECT extract(epoch FROM clock_timestamp())")[0][0])
+    # The DROP waits for the appends holding the log's tables, and takes effect when it commits; one that
+    # locks the tables in another order than an append may be chosen as a deadlock's victim, and is sent again.
+    for attempt in range(5):
+        try:
+            sql("DROP SCHEMA locations CASCADE")
+            break
+        except subprocess.CalledProcessError:
+            if attempt == 4:
+                raise
+    dropped_at = time.time()
+    dropped = time.monotonic()
+    print(f"  the mistake: DROP SCHEMA locations CASCADE at {utc(mistake).isoformat()}, committed {dropped_at - mistake:.2f} s later",
+          flush=True)
+    time.sleep(2)
+    load.finish(20)
+    failed_after = [a for a in load.outcomes.statuses("write") if a[0] > dropped and a[3] not in (200, 201)]
+    acknowledged_after = [key for key, at in load.outcomes.acknowledged_at.items() if at > dropped_at + 0.5]
+    checks.expect(len(failed_after) > 0 and not acknowledged_after,
+                  f"posts after the mistake fail ({len(failed_after)} failed, {len(acknowledged_after)} acknowledged)")
+    return mistake
+
+
 def drill(args, folder):
     checks = Checks("restore-drill")
     stack = Stack(args, folder)
@@ -256,26 +283,7 @@ def drill(args, folder):
                   "/metrics reports the age of the last archived WAL and of the last backup")
 
     last_archived = float(stack.cluster.sql("SELECT extract(epoch FROM last_archived_time) FROM pg_stat_archiver")[0][0])
-    mistake = float(stack.cluster.sql("SELECT extract(epoch FROM clock_timestamp())")[0][0])
-    # The DROP waits for the appends holding the log's tables, and takes effect when it commits; one that
-    # locks the tables in another order than an append may be chosen as a deadlock's victim, and is sent again.
-    for attempt in range(5):
-        try:
-            stack.cluster.sql("DROP SCHEMA locations CASCADE")
-            break
-        except subprocess.CalledProcessError:
-            if attempt == 4:
-                raise
-    dropped_at = time.time()
-    dropped = time.monotonic()
-    print(f"  the mistake: DROP SCHEMA locations CASCADE at {utc(mistake).isoformat()}, committed {dropped_at - mistake:.2f} s later",
-          flush=True)
-    time.sleep(2)
-    load.finish(20)
-    failed_after = [a for a in load.outcomes.statuses("write") if a[0] > dropped and a[3] not in (200, 201)]
-    acknowledged_after = [key for key, at in load.outcomes.acknowledged_at.items() if at > dropped_at + 0.5]
-    checks.expect(len(failed_after) > 0 and not acknowledged_after,
-                  f"posts after the mistake fail ({len(failed_after)} failed, {len(acknowledged_after)} acknowledged)")
+    mistake = make_the_mistake(stack.cluster.sql, load, checks)
     checks.figures["rpo_seconds"] = round(mistake - last_archived, 1)
     print(f"  recovery point: the last WAL segment was archived {checks.figures['rpo_seconds']} s before the mistake", flush=True)
 

@@ -11,11 +11,16 @@ fears, one after the other on the same running system:
                  and the old one rejoins as a standby of the new one (rewound where it must be).
   kill-etcd      etcd's leader killed: nothing changes for clients (no 503 at all).
   kill-replicas  a gateway replica and a locations-service replica killed: the others serve.
+  restore        the restore drill (Tests/faults/restore_drill.py) once here: a backup under load, then
+                 `DROP SCHEMA locations CASCADE` on the primary, undone by a restore through Patroni to one
+                 second before it (topology.Topology.restore); the other hosts are rebuilt from the
+                 repository as its standbys.
 
-Each runs under writers posting through the public door (either gateway) with an Idempotency-Key each,
-retried until acknowledged, readers, and live streams that reconnect with Last-Event-ID. After each: every
-acknowledged pin is in the log and the read model once, nothing doubled, every live stream got every pin,
-and `locations-service replay --verify` is clean on the primary of the moment (faults.check_nothing_lost).
+Each of the first four runs under writers posting through the public door (either gateway) with an
+Idempotency-Key each, retried until acknowledged, readers, and live streams that reconnect with
+Last-Event-ID. After each: every acknowledged pin is in the log and the read model once, nothing doubled,
+every live stream got every pin, and `locations-service replay --verify` is clean on the primary of the
+moment (faults.check_nothing_lost). The restore's own checks are in scenario_restore.
 
     ha.py --bin BIN_DIR --pg-bin PG_BIN [--folder DIR] [--results FILE] [scenario ...]
 
@@ -26,14 +31,17 @@ import http.client
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "faults"), os.path.join(HERE, "..", "..", "ha")]
 import faults  # noqa: E402
+import restore_drill  # noqa: E402
 import topology  # noqa: E402
 
 # A promoted standby and writes acknowledged again, counted from the moment the primary's host died.
@@ -293,11 +301,85 @@ def scenario_kill_replicas(system, stack, checks):
     run.finish(checks)
 
 
+def scenario_restore(system, stack, checks):
+    """A backup under load, the mistake, and the restore through Patroni to one second before it. Checked: every
+    pin acknowledged before the restore point is in the log once and in the read model, none sent after it is;
+    replay --verify is clean; the services take a write; both other hosts are standbys again, each rebuilt by
+    pgBackRest from the repository (Patroni's log says which method built it). The recovery time runs from the
+    services stopped to that write acknowledged."""
+    system.wait_for_replication()
+    load = faults.Load(stack, writers=4, readers=1, tag=checks.name)
+    time.sleep(3)
+    primary = system.leader()
+    began = time.monotonic()
+    primary.backup_lib("pgbackrest_run --type=full backup")
+    checks.figures["full_backup_seconds"] = round(time.monotonic() - began, 1)
+    print(f"  a full backup taken on {primary.name} under load in {checks.figures['full_backup_seconds']} s", flush=True)
+    time.sleep(3)
+
+    last_archived = system.sql("SELECT extract(epoch FROM last_archived_time) FROM pg_stat_archiver")[0][0]
+    mistake = restore_drill.make_the_mistake(lambda query: system.psql(query, database="onthemap"), load, checks)
+    if last_archived:
+        checks.figures["rpo_seconds"] = round(mistake - float(last_archived), 1)
+
+    restore_point = mistake - 1
+    began = time.monotonic()
+    for service in system.gateways + system.locations:
+        service.stop()
+    rebuilt = [node for node in system.nodes if node is not primary]
+    logged_before = {node.name: os.path.getsize(node.log.name) for node in rebuilt}
+    target = restore_drill.utc(restore_point).strftime("%Y-%m-%d %H:%M:%S.%f+00")
+    new = system.restore(target, log=lambda line: print(line, flush=True))
+    checks.figures["primary_back_seconds"] = round(time.monotonic() - began, 1)
+    checks.expect(new is primary, f"{new.name}, the primary before, is the primary of the restored cluster "
+                  f"({checks.figures['primary_back_seconds']} s after the services stopped)")
+    verify = subprocess.run([os.path.join(stack.args.bin, "locations-service"), "replay", "--verify"],
+                            env=dict(os.environ, DATABASE_URL=system.database_url, LOG_LEVEL="warning"), capture_output=True, text=True)
+    checks.expect(verify.returncode == 0, "replay --verify finds the read model equal to the log"
+                  + ("" if verify.returncode == 0 else f": {verify.stdout[-400:]} {verify.stderr[-400:]}"))
+    for service in system.locations + system.gateways:
+        service.start(wait=False)
+    for service in system.locations + system.gateways:
+        service.wait_ready()
+    # HAProxy sends requests to a replica again once its next health check passes: until then a careful
+    # client's post is answered 503, and sent again under its key.
+    key, deadline = str(uuid.uuid4()), time.monotonic() + 30
+    while True:
+        try:
+            status, _, _ = faults.request(Front.port, "POST", "/v1/StudentLocation",
+                                          {"mapString": f"{checks.name} after", "mediaURL": "https://example.com/after", "latitude": 1, "longitude": 1},
+                                          {"Authorization": f"Bearer {stack.students(1)[0]}", "Idempotency-Key": key})
+        except OSError:
+            status = None
+        if status not in (None, 503) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    checks.figures["rto_seconds"] = round(time.monotonic() - began, 1)
+    checks.expect(status in (200, 201), f"the services answer and take a write ({status}) {checks.figures['rto_seconds']} s "
+                  f"after they were stopped")
+    print(f"  recovery time: {checks.figures['rto_seconds']} s from the services stopped to a write acknowledged "
+          f"(the primary back after {checks.figures['primary_back_seconds']} s)", flush=True)
+    restore_drill.check_acknowledged(stack, load, restore_point, checks)
+
+    system.wait_for_replication(seconds=120)
+    checks.figures["standbys_seconds"] = round(time.monotonic() - began, 1)
+    methods = {}
+    for node in rebuilt:
+        with open(node.log.name, errors="replace") as log:
+            log.seek(logged_before[node.name])
+            methods[node.name] = [line.rsplit(" ", 1)[-1] for line in log.read().splitlines() if "replica has been created using" in line]
+    checks.expect(all(found == ["pgbackrest"] for found in methods.values()),
+                  f"{' and '.join(methods)} rebuilt from the repository by pgBackRest ({methods}) and streaming from "
+                  f"{new.name}, {checks.figures['standbys_seconds']} s after the services stopped")
+    checks.figures["timeline"] = (new.state() or {}).get("timeline")
+
+
 SCENARIOS = {
     "kill-primary": scenario_kill_primary,
     "freeze-primary": scenario_freeze_primary,
     "kill-etcd": scenario_kill_etcd,
     "kill-replicas": scenario_kill_replicas,
+    "restore": scenario_restore,
 }
 
 
