@@ -39,7 +39,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 onthemap \
     && useradd --system --uid 10001 --gid onthemap --home-dir /nonexistent --shell /usr/sbin/nologin onthemap \
-    && install -d -o onthemap -g onthemap -m 0700 /var/lib/onthemap/secrets
+    && install -d -o onthemap -g onthemap -m 0700 /var/lib/onthemap/secrets /var/lib/onthemap/ledger
 COPY --from=build /out/ /usr/local/bin/
 USER onthemap
 EXPOSE 8080 8081

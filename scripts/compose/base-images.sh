@@ -3,7 +3,7 @@
 # place of public ones:
 #   RUNTIME   Debian 12 (minbase; no docs, man pages or apt lists, as debian:bookworm-slim), for the
 #             Dockerfile's RUNTIME_IMAGE
-#   POSTGRES  the same with Debian's postgresql and an entrypoint that honours the official postgres
+#   POSTGRES  the same with Debian's postgresql and pgbackrest and an entrypoint that honours the official postgres
 #             image's settings (postgres-entrypoint.sh), for the compose file's postgres service
 #   SWIFT     the same with the Swift toolchain's build dependencies, this machine's toolchain, and the
 #             local package mirrors git rewrites GitHub to (with that rewrite), for the Dockerfile's
@@ -98,7 +98,7 @@ runtime=$!
 
 # The official image's conventions: data in /var/lib/postgresql/data, fast shutdown on the stop signal
 # (which `docker import` cannot set).
-rootfs "$postgres_tag" --include=postgresql \
+rootfs "$postgres_tag" --include=postgresql,pgbackrest \
     --customize-hook='rm -rf "$1"/var/lib/postgresql/* "$1"/etc/postgresql/*' \
     --customize-hook='install -d -o postgres -g postgres -m 0700 "$1/var/lib/postgresql/data"' \
     --customize-hook="install -m 0755 postgres-entrypoint.sh \"\$1/usr/local/bin/docker-entrypoint.sh\"" \
