@@ -8,7 +8,8 @@ import subprocess
 
 from install import ensure
 from limits import FIRST_NAMES, LOAD_SECONDS, ROUNDS, WARMUP_SECONDS, in_order
-from processes import RESULTS_DIR, ROOT, BenchError, PostgreSQL, actor_header, log, wrk_summary
+from processes import RESULTS_DIR, ROOT, BenchError, PostgreSQL, actor_header, log
+from tracing import run_wrk
 from report import stamp, write_sections
 
 # As the main run's durable POST: 32 connections, each POST as one of 8 students.
@@ -38,17 +39,6 @@ def archived_cluster(bench):
     return cluster
 
 
-def run_wrk(bench, name, url, seconds, args):
-    """One wrk run of the POST: requests per second, every answer a 2xx."""
-    output = RESULTS_DIR / f"{name}.txt"
-    bench.processes.run_or_fail(["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", url, "--latency", *args],
-                                seconds + 30, output, f"wrk run {name} failed", show=None)
-    figures = wrk_summary(output)
-    if int(figures["status_errors"]) or int(figures["socket_errors"]):
-        raise BenchError(f"wrk run {name}: answers other than 2xx, or socket errors (bench/results/{name}.txt)")
-    return float(figures["rps"])
-
-
 def run(bench):
     ensure("wrk")
     binaries = bench.binaries("locations-service", log_name="archiving-build")
@@ -67,11 +57,11 @@ def run(bench):
     log(f"WAL archiving's cost: {WARMUP_SECONDS}s warm-up each, then {ROUNDS} rounds of {LOAD_SECONDS}s: "
         "the durable POST with archiving off and on")
     for name, service in services.items():
-        run_wrk(bench, f"archiving-{name}-warmup", service.url(), WARMUP_SECONDS, post_args)
+        run_wrk(bench, f"archiving-{name}-warmup", service.url(), CONNECTIONS, WARMUP_SECONDS, post_args)
     rates = {name: [] for name in services}
     for round_number in range(1, ROUNDS + 1):
         for name in in_order(round_number, list(services)):
-            rates[name].append(run_wrk(bench, f"archiving-{name}-{round_number}", services[name].url(), LOAD_SECONDS, post_args))
+            rates[name].append(run_wrk(bench, f"archiving-{name}-{round_number}", services[name].url(), CONNECTIONS, LOAD_SECONDS, post_args))
             services[name].expect_alive(f"the POST load with archiving {name}")
         log(f"WAL archiving's cost: round {round_number} of {ROUNDS} done")
 
