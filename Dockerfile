@@ -10,6 +10,9 @@ FROM ${SWIFT_IMAGE} AS build
 WORKDIR /src
 # The dependencies first, in a layer of their own: a change to our sources does not fetch them again.
 COPY Package.swift Package.resolved* ./
+# libbrotli's headers, for brotli answers (zlib's come with the image).
+RUN [ -e /usr/include/brotli/encode.h ] || { apt-get update && apt-get install -y --no-install-recommends libbrotli-dev \
+    && rm -rf /var/lib/apt/lists/*; }
 RUN swift package resolve
 COPY Shared Shared
 COPY Services Services
@@ -32,10 +35,11 @@ RUN set -e; \
     cp -R "$bin"/*.resources /out/
 
 FROM ${RUNTIME_IMAGE}
-# Leaflet from Debian (the gateway serves it from /usr/share/javascript/leaflet, LEAFLET_DIR's default).
+# Leaflet from Debian (the gateway serves it from /usr/share/javascript/leaflet, LEAFLET_DIR's default);
+# libbrotli, which the services link for brotli answers.
 # The secrets folder belongs to the service user, so a volume mounted there on first use does too.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates tzdata libjs-leaflet \
+    && apt-get install -y --no-install-recommends ca-certificates tzdata libjs-leaflet libbrotli1 \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 onthemap \
     && useradd --system --uid 10001 --gid onthemap --home-dir /nonexistent --shell /usr/sbin/nologin onthemap \

@@ -43,6 +43,14 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             path: "Shared"
         ),
+        // gzip and brotli for answers, through Debian's zlib and libbrotli.
+        .systemLibrary(name: "CZlib", path: "Services/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", path: "Services/CBrotli", providers: [.apt(["libbrotli-dev"])]),
+        .target(
+            name: "ContentCoding",
+            dependencies: ["CZlib", "CBrotli", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Services/ContentCoding"
+        ),
         // The door before the router: answers decided on a connection's event loop (PreparedConnectionState).
         .target(
             name: "PreparedHTTP",
@@ -68,6 +76,7 @@ let package = Package(
             name: "ServiceKit",
             dependencies: [
                 "OnTheMapShared",
+                "ContentCoding",
                 "PreparedHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -121,6 +130,7 @@ let package = Package(
                 "PreparedHTTP",
                 "ServiceKit",
                 "Geocoding",
+                "ContentCoding",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -141,7 +151,7 @@ let package = Package(
         // Micro-measurements behind claims in comments, against the simpler code; bench/run.py runs it.
         .executableTarget(
             name: "MicroBenchmarks",
-            dependencies: ["OnTheMapShared", "Geocoding"],
+            dependencies: ["OnTheMapShared", "Geocoding", "ContentCoding"],
             path: "bench/micro"
         ),
         // Fuzzes the parsers that read what clients send; see scripts/fuzz.sh.
@@ -186,6 +196,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "OnTheMapShared",
+                "ContentCoding",
                 "ServiceKit",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -200,6 +211,11 @@ let package = Package(
             name: "SharedTests",
             dependencies: ["OnTheMapShared", .product(name: "NIOCore", package: "swift-nio")],
             path: "Tests/SharedTests"
+        ),
+        .testTarget(
+            name: "ContentCodingTests",
+            dependencies: ["ContentCoding", "TestSupport", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Tests/ContentCodingTests"
         ),
         .testTarget(
             name: "PreparedHTTPTests",

@@ -14,7 +14,9 @@ from processes import RESULTS_DIR, BenchError, log, show_tail
 SIGN = {"nginx-light": "nginx", "postgresql": "/usr/lib/postgresql/*/bin/pgbench", "chromium-driver": "chromedriver",
         "libjs-leaflet": "/usr/share/javascript/leaflet/leaflet.css",
         "libnginx-mod-nchan": "/usr/lib/nginx/modules/ngx_nchan_module.so", "libc6-dev": "/usr/include/stdio.h",
-        "nghttp2-client": "h2load"}
+        "nghttp2-client": "h2load",
+        "libnginx-mod-http-brotli-static": "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so",
+        "python3-brotli": "/usr/lib/python3/dist-packages/brotli*"}
 
 
 def is_installed(package):

@@ -355,6 +355,8 @@ class Bench:
             if absent:
                 raise BenchError(f"BENCH_BINARIES={given} holds no {', '.join(absent)}")
             return folder
+        # The toolchain's C libraries (zlib, libbrotli) are installed if missing, as for the tests.
+        lib_sh("ensure_toolchain")
         release_build = lib_sh('echo "${RELEASE_BUILD[@]}"').split()
         build_log = RESULTS_DIR / f"{log_name}.log"
         build_log.unlink(missing_ok=True)
@@ -377,17 +379,28 @@ class Bench:
         proc = self.processes.start([*args, "--port", port], log_path, env)
         return Server(name, proc, port, log_path, "https" if env.get("TLS_CERT") else "http").wait_ready(tries)
 
-    def start_nginx(self, body, name, tls=None):
+    def start_nginx(self, body, name, tls=None, coded=None):
         """nginx serving the file BODY at /v1/StudentLocation until the run ends; over HTTPS with TLS, a
-        (certificate, key) pair of PEM files, HTTP/2 or HTTP/1.1 as the client asks."""
+        (certificate, key) pair of PEM files, HTTP/2 or HTTP/1.1 as the client asks. CODED, a (coding, file)
+        pair, also serves FILE's bytes, as they are, to a client that accepts that coding (gzip or br):
+        gzip_static or brotli_static, each with `Vary: Accept-Encoding`."""
         web = self.scratch(f"nginx-{name}")
         (web / "www").mkdir()
         (web / "www").chmod(0o755)  # nginx workers run as nobody
         (web / "tmp").mkdir()
         shutil.copyfile(body, web / "www" / "latest.json")
         (web / "www" / "latest.json").chmod(0o644)
+        modules, static = "", ""
+        if coded:
+            coding, file = coded
+            extension = {"gzip": "gz", "br": "br"}[coding]
+            shutil.copyfile(file, web / "www" / f"latest.json.{extension}")
+            (web / "www" / f"latest.json.{extension}").chmod(0o644)
+            static = "gzip_vary on;\n            " + ("gzip_static on;" if coding == "gzip" else "brotli_static on;")
+            if coding == "br":
+                modules = "load_module /usr/lib/nginx/modules/ngx_http_brotli_static_module.so;\n"
         port = free_port()
-        template = (ROOT / "bench" / "nginx.conf.template").read_text()
+        template = (ROOT / "bench" / "nginx.conf.template").read_text().replace("@MODULES@", modules).replace("@STATIC@", static)
         listen = f"127.0.0.1:{port}"
         if tls:
             # As the gateway's: TLS 1.2 and 1.3 only, ALPN offering h2 first.

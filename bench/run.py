@@ -20,6 +20,8 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py                     the above
   bench/run.py --report-only       only the report, written again from bench/results/results.env
   bench/run.py cli                 `onthemap list --json` against `curl -s` of the same URL
+  bench/run.py compressed          the hot read with Accept-Encoding (brotli, gzip) against nginx's
+                                   brotli_static and gzip_static serving the same bytes
   bench/run.py web                 the web client in headless Chromium: bytes and time to every marker drawn
   bench/run.py fanout              the gateway's live feed to N subscribers against nchan
   bench/run.py tls                 the gateway's hot read over HTTPS (HTTP/1.1 and HTTP/2) against nginx
@@ -31,7 +33,7 @@ Usage (as root on Debian 12; installs what is missing):
   bench/run.py resume              a live stream resumed 10,000 events back, and from beyond that (a reset),
                                    against a fresh stream
   bench/run.py archiving           the durable POST with pgBackRest archiving every WAL segment against without
-Each of the last eleven writes its own section of BENCHMARKS.md and leaves the rest.
+Each of the last twelve writes its own section of BENCHMARKS.md and leaves the rest.
   bench/run.py scaling             SCALING.md's inputs measured nowhere else: the gateway's CPU per live stream
                                    per change, log bytes per event, replay's events/s and memory; printed only
   bench/run.py maps                class maps at scale: a class map's hot read against the default map's, the
@@ -66,6 +68,7 @@ import sys
 
 import archiving
 import cli
+import compressed
 import connection_memory
 import fanout
 import limits
@@ -84,6 +87,7 @@ from report import load_results, write_report
 BENCHMARKS = {
     "archiving": archiving.run,
     "cli": cli.run,
+    "compressed": compressed.run,
     "web": web.run,
     "fanout": fanout.run,
     "connection-memory": connection_memory.run,

@@ -12,7 +12,7 @@ source Tests/browser/stack.sh
 ensure_toolchain
 
 # zbarimg (Debian's zbar-tools) reads the invite pages' QR codes back, as a phone's scanner would.
-ensure_browser_tools zbarimg=zbar-tools
+ensure_browser_tools zbarimg=zbar-tools curl=curl
 # The accessibility audits' axe-core comes inside this package.
 python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check axe-selenium-python
 # Students sign in with a real OpenID Connect provider on loopback: django-oidc-provider, served by waitress.

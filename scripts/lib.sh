@@ -97,11 +97,19 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# ensure_toolchain: Swift on PATH (a toolchain in /opt/swift is picked up), python3 for small helpers.
+# ensure_toolchain: Swift on PATH (a toolchain in /opt/swift is picked up), python3 for small helpers, and
+# the C libraries the services link: zlib and libbrotli, for gzip and brotli answers.
 ensure_toolchain() {
     export PATH="/opt/swift/usr/bin:$PATH"
     command -v swift >/dev/null || { echo "swift is not installed (expected a Swift 6 toolchain on PATH)"; exit 1; }
-    command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
+    local missing=()
+    command -v python3 >/dev/null || missing+=(python3)
+    [ -e /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+    [ -e /usr/include/brotli/encode.h ] || missing+=(libbrotli-dev)
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "installing ${missing[*]}..." >&2
+        apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
 }
 
 # ensure_browser_tools [COMMAND=PACKAGE...]: headless Chromium, its driver, Debian's Leaflet and Python's

@@ -42,6 +42,9 @@ public struct OnTheMapClient: Sendable {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(2), read: .seconds(45)))
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.httpVersion = .http1Only
+        // Asks for gzip (`Accept-Encoding: deflate, gzip`) and reads it: the latest 100 come in a fifth of
+        // their bytes. A body that inflates past 100 times its size is refused.
+        configuration.decompression = .enabled(limit: .ratio(100))
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }()
 

@@ -72,6 +72,7 @@ func buildRouter(
     router.middlewares.add(UnknownRouteMiddleware(routes: routes))
     router.middlewares.add(LogRequestsMiddleware(.debug))
     router.middlewares.add(RequestCountingMiddleware(counters))
+    router.middlewares.add(ResponseCodingMiddleware())
     GatewayHealthController(database: parts.database, locations: parts.locations, registry: registry).addRoutes(to: router)
     try OpenAPIController.bundled().addRoutes(to: router)
     var page = WebClientFiles.PageSettings(

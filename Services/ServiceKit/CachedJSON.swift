@@ -1,36 +1,87 @@
+import ContentCoding
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOHTTP1
 import PreparedHTTP
+import Synchronization
 
-/// A JSON document kept in memory with its strong entity tag, answered without being encoded again.
+/// A JSON document kept in memory with its strong entity tag, answered without being encoded again: as
+/// is, gzipped or in brotli as the client accepts (`Accept-Encoding`), each coded form made once, the
+/// first time a client asks for it, with a tag of its own (`EntityTags`) and `Vary: Accept-Encoding` on
+/// every answer.
 public struct CachedJSON: Sendable {
     public let body: ByteBuffer
     public let etag: String
-    /// Both answers, made once: the hot read is answered many times for each list it caches.
-    private let full: PreparedResponse
-    private let notModified: PreparedResponse
+    private let answers: Answers
 
     public init(body: ByteBuffer, etag: String, contentType: String = "application/json") {
         self.body = body
         self.etag = etag
-        full = PreparedResponse(status: .ok, headers: [.contentType: contentType, .eTag: etag], body: body)
-        notModified = PreparedResponse(status: .notModified, headers: [.eTag: etag], body: nil)
+        answers = Answers(body: body, etag: etag, contentType: contentType)
     }
 
-    /// The answer to a GET of this document: 304 when the client's copy is current, else 200 and the bytes.
-    public func answer(ifNoneMatch: String?) -> PreparedResponse {
-        if let ifNoneMatch, Self.matches(ifNoneMatch, etag) { return notModified }
-        return full
+    /// The answer to a GET of this document: 304 when the client holds any form of it, else 200 and the
+    /// bytes, in the coding the client prefers of those it accepts.
+    public func answer(ifNoneMatch: String?, acceptEncoding: String?) -> PreparedResponse {
+        let answer = answers.answer(ContentCoding.negotiate(acceptEncoding))
+        if let ifNoneMatch, EntityTags.ifNoneMatch(ifNoneMatch, namesAnyFormOf: etag) { return answer.notModified }
+        return answer.full
     }
 
-    /// `If-None-Match` is a comma-separated list of tags, or `*` for any.
-    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
-        ifNoneMatch.split(separator: ",").contains { candidate in
-            let tag = candidate.trimmingCharacters(in: .whitespaces)
-            return tag == etag || tag == "*"
+    /// The answer to a request read before the router.
+    public func answer(_ request: PreparedRequest) -> PreparedResponse {
+        answer(ifNoneMatch: request.header(.ifNoneMatch), acceptEncoding: request.acceptEncoding)
+    }
+
+    /// The answer to a request the router read.
+    public func answer(_ request: Request) -> Response {
+        answer(ifNoneMatch: request.headers[.ifNoneMatch], acceptEncoding: request.headers[values: .acceptEncoding].joined(separator: ",")).response
+    }
+
+    /// Both answers of each form, made once: the hot read is answered many times for each list it caches.
+    private final class Answers: Sendable {
+        let forms: CodedForms
+        let etag: String
+        let contentType: String
+        let plain: (full: PreparedResponse, notModified: PreparedResponse)
+        let coded: Mutex<[ContentCoding: (full: PreparedResponse, notModified: PreparedResponse)]> = Mutex([:])
+
+        init(body: ByteBuffer, etag: String, contentType: String) {
+            forms = CodedForms(body)
+            self.etag = etag
+            self.contentType = contentType
+            plain = Self.answers(body: body, coding: .identity, etag: etag, contentType: contentType)
         }
+
+        func answer(_ coding: ContentCoding) -> (full: PreparedResponse, notModified: PreparedResponse) {
+            guard coding != .identity else { return plain }
+            if let made = coded.withLock({ $0[coding] }) { return made }
+            let (body, really) = forms.body(coding)
+            let made = really == .identity ? plain : Self.answers(body: body, coding: really, etag: etag, contentType: contentType)
+            coded.withLock { $0[coding] = made }
+            return made
+        }
+
+        private static func answers(
+            body: ByteBuffer, coding: ContentCoding, etag: String, contentType: String
+        ) -> (full: PreparedResponse, notModified: PreparedResponse) {
+            let tag = EntityTags.coded(etag, coding)
+            var full: HTTPFields = [.contentType: contentType, .eTag: tag, .vary: "Accept-Encoding"]
+            if let value = coding.headerValue { full[.contentEncoding] = value }
+            return (
+                PreparedResponse(status: .ok, headers: full, body: body),
+                PreparedResponse(status: .notModified, headers: [.eTag: tag, .vary: "Accept-Encoding"], body: nil)
+            )
+        }
+    }
+}
+
+extension PreparedRequest {
+    /// Every `Accept-Encoding` line of the request, as one list.
+    public var acceptEncoding: String? {
+        let lines = headers["Accept-Encoding"]
+        return lines.count <= 1 ? lines.first : lines.joined(separator: ",")
     }
 }

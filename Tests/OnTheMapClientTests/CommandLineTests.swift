@@ -36,6 +36,11 @@ import Testing
             let pin = try #require(list.results.first { $0.objectId.rawValue == id })
             #expect(abs(pin.latitude - 30.34) <= 0.3 && abs(pin.longitude - 76.39) <= 0.3, "\(pin)")
             #expect(pin.mediaURL == "https://example.com/ada" && pin.mapString == "Patiala, Punjab")
+            // The list came gzipped (it is past the 256 bytes the gateway codes from) and reads the same.
+            #expect(json.output.utf8.count > 256, "\(json.output)")
+            let verbose = try await cli.run(["list", "--json", "--verbose"])
+            #expect(verbose.status == 0 && verbose.output == json.output, "\(verbose)")
+            #expect(verbose.errors.lowercased().contains("< content-encoding: gzip"), "\(verbose.errors)")
 
             let table = try await cli.run(["list"])
             let lines = table.output.split(separator: "\n")

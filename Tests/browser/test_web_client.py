@@ -6,6 +6,7 @@ seeded in setUpClass and the pins the earlier tests post.
 import base64
 import contextlib
 import datetime
+import gzip
 import importlib.util
 import io
 import json
@@ -1402,6 +1403,59 @@ class WebClientTests(unittest.TestCase):
         self.wait_for(lambda: tile_share() > 0.5, message="the archive's tiles do not cover the map")
         self.screenshot("desktop-map-pmtiles")
         self.assert_no_script_ran_and_no_csp_violation()
+
+    def test_31_every_compressed_route_reads_the_same_in_curl_urllib_and_chromium(self):
+        pin = pins()[0]["objectId"]
+        routes = ["/v1/StudentLocation", "/parse/classes/StudentLocation", "/v1/StudentLocation.geojson",
+                  "/v1/StudentLocation?order=mapString", f"/v1/StudentLocation/{pin}/history", "/openapi.yaml", "/",
+                  "/web/js/main.js"]
+
+        def read(path, **headers):
+            request = urllib.request.Request(GATEWAY + path, headers=headers)
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.headers, response.read()
+
+        plain = {}
+        for path in routes:
+            headers, body = read(path)
+            self.assertIsNone(headers["Content-Encoding"], path)
+            self.assertEqual(headers["Vary"], "Accept-Encoding", path)
+            plain[path] = body
+            # Python's urllib, asking for gzip as a script would, and gzip's own module to read it.
+            headers, coded = read(path, **{"Accept-Encoding": "gzip"})
+            self.assertEqual(headers["Content-Encoding"], "gzip", path)
+            self.assertLess(len(coded), len(body), path)
+            self.assertEqual(gzip.decompress(coded), body, path)
+            # curl --compressed asks for every coding its build reads (brotli among them) and decodes it.
+            with tempfile.TemporaryDirectory() as folder:
+                done = subprocess.run(["curl", "-sS", "--compressed", "-D", f"{folder}/headers", "-o", f"{folder}/body",
+                                       GATEWAY + path], capture_output=True, text=True, timeout=20)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                with open(f"{folder}/headers") as file:
+                    head = file.read().lower()
+                with open(f"{folder}/body", "rb") as file:
+                    self.assertEqual(file.read(), body, f"curl: {path}")
+            self.assertIn("content-encoding: br", head, f"curl: {path}")
+
+        # Chromium, from the page: each route fetched, its text the plain bytes, and fewer bytes on the wire
+        # than it decoded (the browser's own account of the transfer).
+        self.driver.get(GATEWAY + "/")
+        read_all = """
+        const [paths, done] = arguments;
+        Promise.all(paths.map(async (path) => {
+          const response = await fetch(path, {cache: "no-store"});
+          const text = await response.text();
+          const entry = performance.getEntriesByName(new URL(path, location.href).href).pop();
+          return {path, text, encoded: entry.encodedBodySize, decoded: entry.decodedBodySize};
+        })).then(done, (error) => done(String(error)));
+        """
+        self.driver.set_script_timeout(20)
+        answers = self.driver.execute_async_script(read_all, routes)
+        self.assertIsInstance(answers, list, answers)
+        for answer in answers:
+            path = answer["path"]
+            self.assertEqual(answer["text"], plain[path].decode(), f"Chromium: {path}")
+            self.assertLess(answer["encoded"], answer["decoded"], f"Chromium: {path} came uncompressed")
 
 
 if __name__ == "__main__":

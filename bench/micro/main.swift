@@ -1,9 +1,12 @@
 // Micro-measurements behind claims in the code's comments, each against the simpler code it replaced:
 // `Base64URL` (the `X-Actor` header) against Foundation's base64 with replacements, and `NameFolder`
 // (the gazetteer's keys) against Foundation's folding per name. Both ways must give the same answers;
-// the program says how many differ. Prints a section for BENCHMARKS.md.
+// the program says how many differ. Then what each level of gzip and brotli costs and saves on the latest
+// 100, the levels `Gzip.defaultLevel` and `Brotli.defaultQuality` are chosen by. Prints a section for
+// BENCHMARKS.md.
 //
 // Usage: MicroBenchmarks <gazetteer.tsv>   (bench/run.py runs it, built for release)
+import ContentCoding
 import Foundation
 import Geocoding
 import OnTheMapShared
@@ -91,6 +94,42 @@ let foldOurs = best {
 let foldPlain = best { names.reduce(0) { $0 &+ plainFold($1).utf8.count } }
 precondition(foldOurs.check == foldPlain.check || differing > 0)
 
+// MARK: coding the latest 100
+
+/// The latest 100 as the benchmarks seed them (bench/limits.py's seed_read_pins): about 34 KB of JSON.
+let latest: [UInt8] = {
+    let places = [
+        "Mountain View, California, United States", "Berlin, Brandenburg, Germany", "Lagos, Lagos State, Nigeria",
+        "Kyoto, Kyoto Prefecture, Japan", "Sao Paulo, Sao Paulo, Brazil",
+    ]
+    let firsts = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken"]
+    let lasts = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth"]
+    var pins: [StudentLocation] = []
+    for i in 1...100 {
+        let now = Timestamp(millisecondsSince1970: 1_795_000_000_000 + Int64(i) * 1_733)
+        let latitude = Double(i % 80) + Double(100_000 + i * 7919 % 900_000) / 1e6
+        let longitude: Double = -(Double(i % 170) + Double(100_000 + i * 104_729 % 900_000) / 1e6)
+        let link = "https://www.udacity.com/course/ios-developer-nanodegree--nd003?student=\(i)"
+        pins.append(
+            StudentLocation(
+                objectId: .random(), uniqueKey: String(3_903_878_700 + i), firstName: firsts[i % 8], lastName: lasts[i % 6],
+                mapString: places[i % 5], mediaURL: link, latitude: latitude, longitude: longitude, createdAt: now, updatedAt: now))
+    }
+    return Array(StudentLocationList(results: pins).json.readableBytesView)
+}()
+let codingRounds = 50
+var codings: [(name: String, size: Int, timing: (seconds: Double, check: Int))] = []
+for level: Int32 in [1, 6, 9] {
+    let use = level == Gzip.defaultLevel ? " (answers)" : ""
+    let timing = best { (0..<codingRounds).reduce(0) { sum, _ in sum &+ Gzip.compress(latest, level: level).count } }
+    codings.append(("gzip \(level)\(use)", Gzip.compress(latest, level: level).count, timing))
+}
+for quality: Int32 in [1, 5, 9, 11] {
+    let use = quality == Brotli.defaultQuality ? " (answers)" : quality == Brotli.bestQuality ? " (web client's files)" : ""
+    let timing = best { (0..<codingRounds).reduce(0) { sum, _ in sum &+ Brotli.compress(latest, quality: quality).count } }
+    codings.append(("brotli \(quality)\(use)", Brotli.compress(latest, quality: quality).count, timing))
+}
+
 // MARK: the report
 
 #if DEBUG
@@ -122,3 +161,20 @@ print(
     | Gazetteer names folded to keys (\(grouped(names.count)) names): `NameFolder` vs Foundation's folding per name | \
     \(String(format: "%.0f ms", foldOurs.seconds * 1000)) | \(String(format: "%.0f ms", foldPlain.seconds * 1000)) | \(ratio(foldPlain, foldOurs)) |
     """)
+print(
+    """
+
+    ### Coding the latest 100
+
+    What each level costs to compress the latest 100 (\(grouped(latest.count)) bytes of JSON, as the benchmarks
+    seed them) once, and what it saves: the levels answers are made at, once per version of a list, come from
+    this table. Best of 5 timings of \(codingRounds) compressions each.
+
+    | Coding | Bytes | Of the plain | Time to compress once |
+    | --- | --- | --- | --- |
+    """)
+for coding in codings {
+    let share = String(format: "%.1f%%", Double(coding.size) / Double(latest.count) * 100)
+    let time = String(format: "%.0f µs", coding.timing.seconds / Double(codingRounds) * 1e6)
+    print("| \(coding.name) | \(grouped(coding.size)) | \(share) | \(time) |")
+}

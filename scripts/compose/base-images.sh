@@ -108,7 +108,7 @@ rootfs "$postgres_tag" --include=postgresql,pgbackrest \
 postgres=$!
 
 rootfs "$swift_tag" \
-    --include=binutils,git,ca-certificates,libc6-dev,libgcc-12-dev,libstdc++-12-dev,zlib1g-dev,libcurl4,libxml2,libsqlite3-0,libncurses6,libedit2,pkg-config,tzdata \
+    --include=binutils,git,ca-certificates,libc6-dev,libgcc-12-dev,libstdc++-12-dev,zlib1g-dev,libbrotli-dev,libcurl4,libxml2,libsqlite3-0,libncurses6,libedit2,pkg-config,tzdata \
     "${swift_options[@]}" \
     -- "ENV PATH=$toolchain/usr/bin:$plain_path" 'CMD ["/bin/bash"]' &
 swift=$!

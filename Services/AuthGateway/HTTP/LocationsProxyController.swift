@@ -63,7 +63,7 @@ struct LocationsProxyController: Sendable {
     /// The default list from the gateway's copy, while it can be trusted.
     private func cachedList(_ request: PreparedRequest) -> PreparedResponse? {
         guard LatestListQuery.matches(request.query), let list = latest.current else { return nil }
-        var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        var answer = list.answer(request)
         answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.resolve(request.header(.requestID))))
         return answer
     }

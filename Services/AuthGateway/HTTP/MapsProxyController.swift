@@ -126,7 +126,7 @@ struct MapsProxyController: Sendable {
             return account.key
         }
         guard let list else { return nil }
-        var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        var answer = list.answer(request)
         answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.resolve(request.header(.requestID))))
         return answer
     }

@@ -1,3 +1,4 @@
+import ContentCoding
 import Crypto
 import Foundation
 import NIOCore
@@ -86,9 +87,9 @@ final class PMTilesArchive: Sendable {
         guard header.internalCompression == .gzip else { return try PMTiles.directory(bytes) }
         let inflated: [UInt8]
         do {
-            inflated = try Inflate.gunzip(bytes, limit: directoryLimit)
+            inflated = try Gzip.decompress(bytes, limit: directoryLimit)
         } catch {
-            throw PMTiles.Failure(reason: "a directory does not inflate: \(error.reason)")
+            throw PMTiles.Failure(reason: "a directory does not inflate: \(error == .tooLarge ? "larger than the limit" : "not whole gzip")")
         }
         return try PMTiles.directory(inflated)
     }

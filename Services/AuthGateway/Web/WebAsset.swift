@@ -1,18 +1,18 @@
+import ContentCoding
 import Crypto
 import Foundation
 import NIOCore
 import ServiceKit
-import Synchronization
 
-/// One file of the web client as served: its bytes, type and validator, and its gzip form, made the first
-/// time a browser that accepts gzip asks for it and kept from then on.
+/// One file of the web client as served: its bytes, type and validator, and its gzip and brotli forms, each
+/// made at the best level the first time a browser asks for it and kept from then on.
 final class WebAsset: Sendable {
     let body: ByteBuffer
     let contentType: String
     let cacheControl: String
-    /// A strong validator of the content; the gzip form's is this one with `-gzip` inside the quotes.
+    /// A strong validator of the content; a coded form's has its coding inside the quotes (`EntityTags`).
     let etag: String
-    private let gzipped = Mutex<ByteBuffer?>(nil)
+    private let forms: CodedForms
 
     /// Browsers ask again each time and get 304 while nothing changed: the page stays small and current.
     static let revalidated = "no-cache"
@@ -25,28 +25,15 @@ final class WebAsset: Sendable {
         self.contentType = contentType
         self.cacheControl = cacheControl
         etag = "\"\(SHA256.hash(data: bytes).prefix(12).hexString)\""
+        forms = CodedForms(body, gzipLevel: 9, brotliQuality: Brotli.bestQuality)
     }
-
-    var gzipETag: String { String(etag.dropLast()) + "-gzip\"" }
 
     /// Text compresses; PNG images are compressed already.
     var isCompressible: Bool { !contentType.hasPrefix("image/png") }
 
-    var gzipBody: ByteBuffer {
-        if let done = gzipped.withLock({ $0 }) { return done }
-        let compressed = ByteBuffer(bytes: Gzip.compress(Array(body.readableBytesView)))
-        gzipped.withLock { $0 = compressed }
-        return compressed
-    }
-
-    /// Whether `If-None-Match` names either form of this content (or is `*`).
-    func matches(ifNoneMatch: String?) -> Bool {
-        guard let ifNoneMatch else { return false }
-        return ifNoneMatch.split(separator: ",").contains { tag in
-            let tag = tag.trimmingCharacters(in: .whitespaces)
-            let strong = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
-            return strong == "*" || strong == etag || strong == gzipETag
-        }
+    /// The body in `coding` (or as is, when that form is no smaller), and the coding it is in.
+    func body(_ coding: ContentCoding) -> (body: ByteBuffer, coding: ContentCoding) {
+        isCompressible ? forms.body(coding) : (body, .identity)
     }
 
     static func contentType(forExtension pathExtension: String) -> String? {

@@ -1,10 +1,11 @@
+import ContentCoding
 import HTTPTypes
 import Hummingbird
 import NIOCore
 import OnTheMapShared
 
 /// `GET /` and `GET /web/…`: the browser client. Each file answers with its ETag (`If-None-Match` → 304),
-/// gzip when the browser accepts it, and the page's security headers. Only the files read at start-up
+/// brotli or gzip as the browser accepts, and the page's security headers. Only the files read at start-up
 /// have routes, so no request names anything else on disk. A class map's page (`/maps/{slug}/`) and an
 /// invite's (`/maps/{slug}/join/{code}`) are the same page, which reads its map and the code from its own
 /// address; a path whose slug or code is not one spelled exactly as they are written is not a page (404).
@@ -59,24 +60,13 @@ struct WebClientController: Sendable {
         var headers = securityHeaders
         headers[.contentType] = asset.contentType
         headers[.cacheControl] = asset.cacheControl
-        let gzip = asset.isCompressible && Self.acceptsGzip(request.headers[.acceptEncoding])
+        let (body, coding) = asset.body(ContentCoding.negotiate(request.headers[values: .acceptEncoding].joined(separator: ",")))
         if asset.isCompressible { headers[.vary] = "Accept-Encoding" }
-        headers[.eTag] = gzip ? asset.gzipETag : asset.etag
-        if asset.matches(ifNoneMatch: request.headers[.ifNoneMatch]) {
+        headers[.eTag] = EntityTags.coded(asset.etag, coding)
+        if let ifNoneMatch = request.headers[.ifNoneMatch], EntityTags.ifNoneMatch(ifNoneMatch, namesAnyFormOf: asset.etag) {
             return Response(status: .notModified, headers: headers)
         }
-        if gzip { headers[.contentEncoding] = "gzip" }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: gzip ? asset.gzipBody : asset.body))
-    }
-
-    /// `gzip` (or `*`) listed without `q=0`.
-    static func acceptsGzip(_ header: String?) -> Bool {
-        guard let header else { return false }
-        return header.lowercased().split(separator: ",").contains { item in
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*" else { return false }
-            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            return quality > 0
-        }
+        if let value = coding.headerValue { headers[.contentEncoding] = value }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }
 }

@@ -83,7 +83,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         var query = try ListQueryParser.parse(request.uri.queryParameters)
         query.map = map
         let feed = CachedJSON(tagging: StudentLocationList(results: try await commands.log.pins(query)).geoJSON, contentType: Self.geoJSONType)
-        return Self.kept(feed.answer(ifNoneMatch: request.headers[.ifNoneMatch]).response, for: access)
+        return Self.kept(feed.answer(request), for: access)
     }
 
     static var geoJSONType: String { "application/geo+json" }
@@ -105,7 +105,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     private func hotRead(_ request: PreparedRequest) -> PreparedResponse? {
         guard LatestListQuery.matches(request.query), token.admits(authorization: request.header(.authorization)), let list = cache.ready
         else { return nil }
-        return list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        return list.answer(request)
     }
 
     /// A class map's newest pins from memory, as the default map's: when both the caller's access to the
@@ -118,7 +118,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         guard case let access?? = accessCache.fresh(MapStore.cacheKey(slug, actorKey: actor?.key)), access.canRead,
             let list = mapLists.fresh(slug.rawValue)
         else { return nil }
-        var answer = list.answer(ifNoneMatch: request.header(.ifNoneMatch))
+        var answer = list.answer(request)
         if access.map.read == .members { answer.append(HTTPField(name: .cacheControl, value: "private")) }
         return answer
     }
@@ -134,12 +134,12 @@ struct LocationsController<Context: RequestContext>: Sendable {
             var latest = PinQuery.latest
             latest.map = query.map
             guard query == latest else { return Self.kept(.json(StudentLocationList(results: try await commands.log.pins(query)).json), for: access) }
-            return Self.kept(try await mapLists.current(query.map).answer(ifNoneMatch: request.headers[.ifNoneMatch]).response, for: access)
+            return Self.kept(try await mapLists.current(query.map).answer(request), for: access)
         }
         guard query == .latest else {
             return .json(StudentLocationList(results: try await commands.log.pins(query)).json)
         }
-        return try await cache.current().answer(ifNoneMatch: request.headers[.ifNoneMatch]).response
+        return try await cache.current().answer(request)
     }
 
     @Sendable func show(_ request: Request, context: Context) async throws -> Response {
