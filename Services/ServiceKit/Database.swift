@@ -66,7 +66,7 @@ public struct Database: Sendable {
                 try await withDeadline(timeout) { try await run(client, logger) }
             }
         }
-        guard RequestTracing.enabled, let context = ServiceContext.current else { return try await measured() }
+        guard let context = ServiceContext.current, RequestTracing.traces(context) else { return try await measured() }
         return try await withSpan(RequestTracing.statementName(sql), context: context, ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
             span.attributes["db.query.text"] = sql

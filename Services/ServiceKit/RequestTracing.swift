@@ -20,8 +20,13 @@ import Tracing
 /// request, its group commit and each database statement (named by its SQL, whose values are parameters
 /// and never in it). A caller's `traceparent` is taken only from a trusted caller: by the gateway, from a
 /// proxy in `TRUSTED_PROXIES`; by locations-service, from the gateway (every request it serves carries the
-/// internal token). The OpenTelemetry settings (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`,
-/// `OTEL_BSP_SCHEDULE_DELAY`, ...) are read as the specification names them.
+/// internal token). The OpenTelemetry settings (`OTEL_SERVICE_NAME`, `OTEL_BSP_SCHEDULE_DELAY`, ...) are read
+/// as the specification names them.
+///
+/// Which requests are traced is `TraceSampling`'s to decide, at the door, before any span is made: a share
+/// of them whole (every span of their work, in both services), and of the rest only those that fail or are
+/// slow, each as its request's span alone. A request the door answers from memory under 500 leaves no span:
+/// it did nothing worth a trace.
 public enum RequestTracing {
     private static let bootstrapped = Atomic<Bool>(false)
 
@@ -42,10 +47,18 @@ public enum RequestTracing {
         // The exporter's own troubles (a collector away) in the service's log, in its format.
         configuration.diagnosticLogger = .custom(Logger(label: "otel"))
         configuration.diagnosticLogLevel = .warning
+        let sampling = try TraceSampling(environment: environment)
         let backend = try OTel.makeTracingBackend(configuration: configuration)
         InstrumentationSystem.bootstrap(backend.factory)
         exporterService.withLock { $0 = backend.service }
+        TraceSampling.current = sampling
         bootstrapped.store(true, ordering: .relaxed)
+    }
+
+    /// Whether work under `context` is traced: tracing is on and the context is a kept request's. Each
+    /// span the services make inside a request asks this first.
+    public static func traces(_ context: ServiceContext?) -> Bool {
+        enabled && context?.otelIsSampled == true
     }
 
     /// The door before the router, traced and logged: each request it answers gets a span named after its
@@ -61,7 +74,7 @@ public enum RequestTracing {
             guard let (handling, route) = answer(request) else { return nil }
             switch handling {
             case .answer(let response):
-                record.finish(route: route, status: response.status.code, answerHeaders: response.headers)
+                record.finish(route: route, status: response.status.code, answerHeaders: response.headers, fromMemory: true)
                 return (handling, route)
             case .deferred(let deferral):
                 let traced = PreparedDeferral(bodyLimit: deferral.bodyLimit) { body, eventLoop, peer in
@@ -95,6 +108,14 @@ public enum RequestTracing {
     /// Adds the W3C trace headers of `context` to a request going out.
     public static func inject(_ context: ServiceContext, into headers: inout HTTPHeaders) {
         InstrumentationSystem.instrument.inject(context, into: &headers, using: HTTPHeadersPropagation())
+    }
+
+    /// A `traceparent` that says "not kept", for a request going out from work that is not traced: the
+    /// service it goes to does not trace it either (but for a failure or a slow answer, as its own).
+    public static func injectNotKept(into headers: inout HTTPHeaders) {
+        var random = SystemRandomNumberGenerator()
+        let trace = String(random.next() | 1, radix: 16).leftPadded(16) + String(random.next(), radix: 16).leftPadded(16)
+        headers.replaceOrAdd(name: "traceparent", value: "00-\(trace)-\(String(random.next() | 1, radix: 16).leftPadded(16))-00")
     }
 
     /// Ends a span with the status its work answered (an error from 500).
@@ -168,16 +189,23 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
     }
 }
 
-/// One request as its door records it: its span, when traces are on, and its access line, when
-/// `LOG_FORMAT=json`.
+/// One request as its door records it: its span, when traces are on and `TraceSampling` keeps it, and its
+/// access line, when `LOG_FORMAT=json`.
 struct RequestRecord: Sendable {
     let span: (any Span)?
     let context: ServiceContext
     let start = ContinuousClock.now
+    /// When a request not kept started, on the tracer's clock: its span is made at the end if it failed or
+    /// (when the decision was this door's, not a caller's) was slow. A caller that did not keep it (the
+    /// gateway, over the hop) keeps it if slow itself, and its long polls are slow by design.
+    let notKeptSince: DefaultTracerClock.Instant?
+    let slowIsKept: Bool
+    let method: String
     let requestID: String?
     let client: String?
 
     init(method: String, headers: HTTPHeaders, peer: SocketAddress?, trustedCallers: TrustedProxies?) {
+        self.method = method
         if RequestTracing.enabled {
             let parent: ServiceContext
             if let trustedCallers {
@@ -185,23 +213,41 @@ struct RequestRecord: Sendable {
             } else {
                 parent = RequestTracing.callersContext(headers)
             }
-            let span = InstrumentationSystem.tracer.startSpan(method, context: parent, ofKind: .server)
-            span.attributes["http.request.method"] = method
-            (self.span, context) = (span, span.context)
+            // A caller's decision stands (the gateway's, over the hop); a request of its own is kept by chance.
+            let callerDecided = parent.otelTraceID != nil
+            slowIsKept = !callerDecided
+            if callerDecided ? parent.otelIsSampled : TraceSampling.current.keepsNext() {
+                let span = InstrumentationSystem.tracer.startSpan(method, context: parent, ofKind: .server)
+                span.attributes["http.request.method"] = method
+                (self.span, context, notKeptSince) = (span, span.context, nil)
+            } else {
+                (span, context, notKeptSince) = (nil, .topLevel, DefaultTracerClock.now)
+            }
         } else {
-            (span, context) = (nil, .topLevel)
+            (span, context, notKeptSince, slowIsKept) = (nil, .topLevel, nil, false)
         }
         requestID = headers.first(name: InternalHeaders.requestID)
         client = (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers)
     }
 
     /// The answer is decided: the span ends, named after the route, and the access line is written (with
-    /// the request id the answer carries, or else the one the request did).
-    func finish(route: String, status: Int, answerHeaders: HTTPFields = [:], error: (any Error)? = nil) {
-        if let span {
+    /// the request id the answer carries, or else the one the request did). An answer `fromMemory` under
+    /// 500 drops its span unended, never exported; a request not kept that failed or was slow gets its span
+    /// now, alone.
+    func finish(route: String, status: Int, answerHeaders: HTTPFields = [:], error: (any Error)? = nil, fromMemory: Bool = false) {
+        if let span, !fromMemory || status >= 500 {
             span.operationName = route
             if let error { span.recordError(error) }
             RequestTracing.end(span, status: status)
+        } else if let notKeptSince {
+            let failed = status >= 500 || error != nil
+            if failed || (slowIsKept && ContinuousClock.now - start >= TraceSampling.current.slow) {
+                let span = InstrumentationSystem.tracer.startSpan(route, context: .topLevel, ofKind: .server, at: notKeptSince)
+                span.attributes["http.request.method"] = method
+                span.attributes["onthemap.trace.kept"] = failed ? "failed" : "slow"
+                if let error { span.recordError(error) }
+                RequestTracing.end(span, status: status)
+            }
         }
         AccessLog.line(
             route: route, status: status, since: start, requestID: answerHeaders[HTTPField.Name(InternalHeaders.requestID)!] ?? requestID,
@@ -239,4 +285,70 @@ public enum AccessLog {
 struct HTTPHeadersPropagation: Extractor, Injector {
     func extract(key: String, from carrier: HTTPHeaders) -> String? { carrier.first(name: key) }
     func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) { carrier.replaceOrAdd(name: key, value: value) }
+}
+
+/// Which requests are traced: `TRACE_SAMPLE_RATIO` of them whole (0 to 1; default 0.1), and of the rest,
+/// each that fails (a 5xx) or takes `TRACE_SLOW_MS` or longer (default 500) as its request's span alone.
+/// A request from a caller that decided already (`traceparent`, from a trusted caller) is traced as it says.
+public struct TraceSampling: Sendable, Equatable {
+    public var ratio: Double
+    public var slow: Duration
+
+    public static let defaultRatio = 0.1
+    public static let defaultSlow = Duration.milliseconds(500)
+
+    public init(ratio: Double = defaultRatio, slow: Duration = defaultSlow) {
+        self.ratio = ratio
+        self.slow = slow
+    }
+
+    public init(environment: [String: String]) throws(ConfigurationError) {
+        self.init()
+        if let text = environment["TRACE_SAMPLE_RATIO"] {
+            guard let value = Double(text), (0...1).contains(value) else {
+                throw ConfigurationError("TRACE_SAMPLE_RATIO must be a number from 0 to 1, not \(text)")
+            }
+            ratio = value
+        }
+        if let text = environment["TRACE_SLOW_MS"] {
+            guard let value = Int(text), value >= 0 else {
+                throw ConfigurationError("TRACE_SLOW_MS must be a whole number of milliseconds, not \(text)")
+            }
+            slow = .milliseconds(value)
+        }
+    }
+
+    /// What `RequestTracing.bootstrap` set; read on every request while tracing is on.
+    static var current: TraceSampling {
+        get {
+            TraceSampling(
+                ratio: Double(bitPattern: ratioBits.load(ordering: .relaxed)), slow: .nanoseconds(slowNanoseconds.load(ordering: .relaxed)))
+        }
+        set {
+            ratioBits.store(newValue.ratio.bitPattern, ordering: .relaxed)
+            slowNanoseconds.store(Int64(newValue.slow / .nanoseconds(1)), ordering: .relaxed)
+        }
+    }
+    private static let ratioBits = Atomic<UInt64>(defaultRatio.bitPattern)
+    private static let slowNanoseconds = Atomic<Int64>(Int64(defaultSlow / .nanoseconds(1)))
+
+    /// Whether the next request is kept whole: true for `ratio` of them, by a cheap shared sequence
+    /// (SplitMix64 over an atomic counter), not the system's random source, which costs a system call.
+    func keepsNext() -> Bool {
+        guard ratio < 1 else { return true }
+        guard ratio > 0 else { return false }
+        var z = Self.sequence.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) / Double(1 << 53) < ratio
+    }
+
+    private static let sequence = Atomic<UInt64>(UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue))
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

@@ -44,6 +44,7 @@ import Testing
         defer { receiver.stop() }
         let settings = [
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(receiver.port)", "OTEL_BSP_SCHEDULE_DELAY": "100", "LOG_FORMAT": "json",
+            "TRACE_SAMPLE_RATIO": "1",
         ]
         try await withSystem(gatewaySettings: settings, locationsSettings: settings) { gateway, locations in
             let http = CookielessClient(port: gateway.port)
@@ -112,6 +113,77 @@ import Testing
                 #expect(access.first?["status"] == "200")
                 #expect(access.first.map { $0["duration_ms"] != nil && $0["client"] != nil && $0["time"] != nil } == true)
             }
+        }
+    }
+}
+
+extension TracingTests {
+    /// A student's session, and a pin posted with it, through the gateway at `port`.
+    static func postAPin(_ http: CookielessClient, as email: String) async throws -> (status: Int, session: String) {
+        let account = #"{"email":"\#(email)","password":"correct horse battery","firstName":"Mary","lastName":"Jackson"}"#
+        #expect(try await http.send("POST", "/v1/accounts", body: account).status == 201)
+        let login = try await http.send("POST", "/v1/session", body: #"{"udacity":{"username":"\#(email)","password":"correct horse battery"}}"#)
+        let session = try #require(login.body.firstMatch(of: /"id":"([^"]+)"/)?.1)
+        let pin = #"{"mapString":"Hampton","mediaURL":"https://nasa.example","latitude":37.0,"longitude":-76.3}"#
+        let posted = try await http.send("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"])
+        return (posted.status, String(session))
+    }
+
+    @Test func withNoShareKeptOnlyAFailureIsExportedAndAsItsRequestsSpanAlone() async throws {
+        let receiver = try OTLPReceiver()
+        defer { receiver.stop() }
+        let settings = [
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(receiver.port)", "OTEL_BSP_SCHEDULE_DELAY": "100",
+            "TRACE_SAMPLE_RATIO": "0", "TRACE_SLOW_MS": "60000",
+        ]
+        try await withSystem(gatewaySettings: settings, locationsSettings: settings) { gateway, locations in
+            let http = CookielessClient(port: gateway.port)
+            let (status, session) = try await Self.postAPin(http, as: "mary@example.com")
+            #expect(status == 200)
+            #expect(try await http.send("GET", "/v1/StudentLocation?order=mapString").status == 200)
+            // The service gone, the next post fails at the gateway: that request, and only it, is exported.
+            locations.terminate()
+            let pin = #"{"mapString":"Hampton","mediaURL":"https://nasa.example","latitude":37.0,"longitude":-76.3}"#
+            let failed = try await http.send("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"])
+            #expect(failed.status >= 500, "\(failed.status) \(failed.body)")
+            // Stopped, the gateway exports what it holds before it exits: then the receiver has everything.
+            gateway.terminate()
+            #expect(await gateway.waitForExit(timeout: .seconds(20)) == 0)
+            let spans = receiver.spans()
+            #expect(spans.count == 1, "\(spans.map { "\($0.service) \($0.name)" })")
+            let span = try #require(spans.first)
+            #expect(span.service == "auth-gateway" && span.name == "POST /v1/StudentLocation" && span.kind == Self.server)
+            #expect(span.parentSpanId.isEmpty)
+            #expect(span.attributes["onthemap.trace.kept"] == .string("failed"))
+            #expect(span.attributes["http.response.status_code"] == .number(Double(failed.status)))
+        }
+    }
+
+    @Test func aSlowRequestNotKeptIsExportedAloneWithNoneOfItsWork() async throws {
+        let receiver = try OTLPReceiver()
+        defer { receiver.stop() }
+        let settings = [
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(receiver.port)", "OTEL_BSP_SCHEDULE_DELAY": "100",
+            "TRACE_SAMPLE_RATIO": "0", "TRACE_SLOW_MS": "0",
+        ]
+        try await withSystem(gatewaySettings: settings, locationsSettings: settings) { gateway, locations async throws in
+            let http = CookielessClient(port: gateway.port)
+            #expect(try await Self.postAPin(http, as: "dorothy@example.com").status == 200)
+            // Stopped, both services export what they hold before they exit.
+            for process in [gateway, locations] {
+                process.terminate()
+                #expect(await process.waitForExit(timeout: .seconds(20)) == 0)
+            }
+            let spans = receiver.spans()
+            #expect(spans.contains { $0.service == "auth-gateway" && $0.name == "POST /v1/StudentLocation" }, "\(spans.map(\.name))")
+            // Every request took at least 0 ms: each is a span of its own, with no children. The service took the
+            // gateway's requests as not kept by it (and was not slow by its own decision): of the service, only
+            // what was asked of it directly is there (the harness's readiness checks).
+            let names = spans.map { "\($0.service) \($0.name)" }
+            #expect(!spans.isEmpty && spans.allSatisfy { $0.kind == Self.server && $0.parentSpanId.isEmpty }, "\(names)")
+            #expect(!spans.contains { $0.service == "locations-service" && $0.name.contains("StudentLocation") }, "\(names)")
+            #expect(spans.allSatisfy { $0.attributes["onthemap.trace.kept"] == .string("slow") })
+            #expect(Set(spans.map(\.traceId)).count == spans.count, "one trace per request")
         }
     }
 }

@@ -133,7 +133,7 @@ struct LocationWriteForwarder: Sendable {
     /// session (PostgreSQL is asked at most once a minute per session). Traced as "session lookup" under the
     /// request's trace, when one is recorded.
     private func account(for token: SessionToken, context: ServiceContext, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
-        let span = RequestTracing.enabled ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
+        let span = RequestTracing.traces(context) ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
         let found: EventLoopFuture<Account?>
         switch sessions.cachedLookup(token) {
         case .live(let account):

@@ -126,14 +126,16 @@ struct LocationsClient: Sendable {
         if replayOnly { outgoing.add(name: InternalHeaders.replayOnly, value: "true") }
         let target = path + (query.map { "?" + $0 } ?? "")
         let start = ContinuousClock.now
+        let traceContext = context ?? ServiceContext.current
         let span =
-            RequestTracing.enabled
-            ? (context ?? ServiceContext.current).map {
-                InstrumentationSystem.tracer.startSpan("locations-service \(method.rawValue)", context: $0, ofKind: .client)
-            } : nil
+            RequestTracing.traces(traceContext)
+            ? InstrumentationSystem.tracer.startSpan("locations-service \(method.rawValue)", context: traceContext ?? .topLevel, ofKind: .client)
+            : nil
         if let span {
             span.attributes["url.path"] = path
             RequestTracing.inject(span.context, into: &outgoing)
+        } else if RequestTracing.enabled {
+            RequestTracing.injectNotKept(into: &outgoing)
         }
         return http.execute(method: method, target: target, headers: outgoing, body: body, timeout: timeout ?? self.timeout, on: eventLoop)
             .map { answer in

@@ -54,9 +54,10 @@ final class PostAppender: Service, Sendable {
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
     func append(_ location: StudentLocation, metadata: EventMetadata) async throws -> LogPosition {
-        try await withCheckedThrowingContinuation { continuation in
-            let waiting = Waiting(
-                post: (location, metadata), continuation: continuation, context: RequestTracing.enabled ? ServiceContext.current : nil)
+        let context = ServiceContext.current
+        let traced = RequestTracing.traces(context) ? context : nil
+        return try await withCheckedThrowingContinuation { continuation in
+            let waiting = Waiting(post: (location, metadata), continuation: continuation, context: traced)
             let handOver = state.withLock { state -> HandOver in
                 guard !state.stopping else { return .refused }
                 state.queue.append(waiting)
@@ -132,14 +133,14 @@ final class PostAppender: Service, Sendable {
         for writer in idle { writer.resume(returning: nil) }
     }
 
-    /// The batch's commit, traced (when traces are on) in the trace of its first post, linked to the others'.
+    /// The batch's commit, traced (when any of its posts is) in the trace of its first traced post, linked
+    /// to the other traced posts'.
     private func commit(_ batch: [Waiting]) async throws -> [LogPosition] {
-        guard let first = batch.first?.context else { return try await events.appendPosted(batch.map(\.post)) }
+        let traced = batch.compactMap(\.context)
+        guard let first = traced.first else { return try await events.appendPosted(batch.map(\.post)) }
         return try await withSpan("group commit", context: first, ofKind: .internal) { span in
             span.attributes["onthemap.batch.size"] = batch.count
-            for other in batch.dropFirst() {
-                if let context = other.context { span.addLink(SpanLink(context: context, attributes: [:])) }
-            }
+            for context in traced.dropFirst() { span.addLink(SpanLink(context: context, attributes: [:])) }
             return try await events.appendPosted(batch.map(\.post))
         }
     }
