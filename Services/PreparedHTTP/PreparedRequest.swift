@@ -14,17 +14,12 @@ public struct PreparedRequest: Sendable {
     public let headers: HTTPHeaders
     /// The connection's peer: the client, or a proxy in front of it (nil when the door does not know it).
     public let peer: SocketAddress?
-    /// The request's trace, when one is recorded (its span's context): what the work it leads to is traced under.
-    public var context: ServiceContext
 
-    public init(
-        method: HTTPMethod = .GET, target: String, headers: HTTPHeaders, peer: SocketAddress? = nil, context: ServiceContext = .topLevel
-    ) {
+    public init(method: HTTPMethod = .GET, target: String, headers: HTTPHeaders, peer: SocketAddress? = nil) {
         self.method = method
         self.target = target
         self.headers = headers
         self.peer = peer
-        self.context = context
         // By bytes, not Characters: this runs for every request the door before the router sees.
         if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             path = target[..<mark]
@@ -55,15 +50,22 @@ public struct PreparedDeferral: Sendable, Equatable {
     /// The longest body passed on: a longer one is dropped as it arrives, and `respond` gets nil (and
     /// decides when to say so: after the checks that come first, say).
     public let bodyLimit: Int
-    /// Called with the body, the connection's event loop and its peer (the client, or a proxy in front of it).
-    public let respond: @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?) -> EventLoopFuture<PreparedResponse>
+    /// Called with the body, the connection's event loop, its peer (the client, or a proxy in front of it)
+    /// and the request's trace (its span's context when it is traced, else `.topLevel`), which the work it
+    /// does is traced under.
+    public let respond:
+        @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?, _ trace: ServiceContext) -> EventLoopFuture<
+            PreparedResponse
+        >
     private let identity = Identity()
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.identity === rhs.identity }
 
     public init(
         bodyLimit: Int,
-        respond: @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?) -> EventLoopFuture<PreparedResponse>
+        respond:
+            @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?, _ trace: ServiceContext) ->
+            EventLoopFuture<PreparedResponse>
     ) {
         self.bodyLimit = bodyLimit
         self.respond = respond

@@ -106,7 +106,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         case .respond(let deferral, let body):
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             let loopContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-            deferral.respond(body, context.eventLoop, context.channel.remoteAddress).hop(to: context.eventLoop).whenComplete { result in
+            deferral.respond(body, context.eventLoop, context.channel.remoteAddress, .topLevel).hop(to: context.eventLoop).whenComplete { result in
                 let answer: PreparedResponse
                 switch result {
                 case .success(let success): answer = success

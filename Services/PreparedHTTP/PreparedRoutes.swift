@@ -108,7 +108,7 @@ struct PreparedRouteResponder<Context: RequestContext>: HTTPResponder {
             } catch let error as HTTPError where error.status == .contentTooLarge {
                 body = nil
             }
-            return try await deferral.respond(body, eventLoop, connection?.remoteAddress).get().response
+            return try await deferral.respond(body, eventLoop, connection?.remoteAddress, ServiceContext.current ?? .topLevel).get().response
         case .stream(let opening):
             return try await PreparedStream.routed(
                 opening, on: eventLoop, remoteAddress: connection?.remoteAddress, connectionClosed: connection?.connectionClosed)
@@ -126,10 +126,9 @@ public protocol PreparedRequestContext: RequestContext {
 }
 
 extension PreparedRequest {
-    /// A request the router read, as the early answers see it, in the trace of the task that routes it.
+    /// A request the router read, as the early answers see it.
     public init(_ request: Request, peer: SocketAddress? = nil) {
         self.init(request.head, peer: peer)
-        context = ServiceContext.current ?? .topLevel
     }
 
     /// A request's head in HTTP's newer types (the router's, an HTTP/2 stream's), as the early answers see it:

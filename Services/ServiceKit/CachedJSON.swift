@@ -79,9 +79,14 @@ public struct CachedJSON: Sendable {
 }
 
 extension PreparedRequest {
-    /// Every `Accept-Encoding` line of the request, as one list.
+    /// Every `Accept-Encoding` line of the request, as one list. One pass over the headers, and no array
+    /// made for the usual single line: every hot read asks.
     public var acceptEncoding: String? {
-        let lines = headers["Accept-Encoding"]
-        return lines.count <= 1 ? lines.first : lines.joined(separator: ",")
+        var found: String?
+        // Header names are tokens: ORing 0x20 folds their letters to lowercase and leaves `-` as it is.
+        for (name, value) in headers where name.utf8.elementsEqual("accept-encoding".utf8, by: { $0 | 0x20 == $1 }) {
+            found = found.map { $0 + "," + value } ?? value
+        }
+        return found
     }
 }

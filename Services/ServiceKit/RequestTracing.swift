@@ -61,33 +61,34 @@ public enum RequestTracing {
         enabled && context?.otelIsSampled == true
     }
 
-    /// The door before the router, traced and logged: each request it answers gets a span named after its
-    /// route, ended once its answer is decided, and an access line; the early answer sees the span's context
-    /// as `request.context`. `trustedCallers` nil: every caller's `traceparent` is taken.
+    /// The door before the router, traced and logged: each request it answers gets an access line, and, when
+    /// kept, a span named after its route once it is known to do work (a deferred answer, whose work is told
+    /// the span's context when it runs, or a stream); an answer from memory gets none unless it is a 5xx.
+    /// `trustedCallers` nil: every caller's `traceparent` is taken.
     public static func traced(_ answer: @escaping PreparedAnswer, trustedCallers: TrustedProxies?) -> PreparedAnswer {
         { request in
             guard enabled || AccessLog.enabled else { return answer(request) }
-            var request = request
-            let record = RequestRecord(method: request.method.rawValue, headers: request.headers, peer: request.peer, trustedCallers: trustedCallers)
-            request.context = record.context
-            // Left to the router, which records it in turn: this span is dropped unended, so never exported.
+            let record = RequestRecord(
+                method: request.method.rawValue, headers: request.headers, peer: request.peer, trustedCallers: trustedCallers, startingSpan: false)
+            // Left to the router, which records it in turn.
             guard let (handling, route) = answer(request) else { return nil }
             switch handling {
             case .answer(let response):
-                record.finish(route: route, status: response.status.code, answerHeaders: response.headers, fromMemory: true)
+                record.finish(route: route, status: response.status.code, answerHeaders: response.headers)
                 return (handling, route)
             case .deferred(let deferral):
-                let traced = PreparedDeferral(bodyLimit: deferral.bodyLimit) { body, eventLoop, peer in
-                    deferral.respond(body, eventLoop, peer).always { result in
+                let working = record.started()
+                let traced = PreparedDeferral(bodyLimit: deferral.bodyLimit) { body, eventLoop, peer, _ in
+                    deferral.respond(body, eventLoop, peer, working.context).always { result in
                         switch result {
-                        case .success(let response): record.finish(route: route, status: response.status.code, answerHeaders: response.headers)
-                        case .failure(let error): record.finish(route: route, status: 500, error: error)
+                        case .success(let response): working.finish(route: route, status: response.status.code, answerHeaders: response.headers)
+                        case .failure(let error): working.finish(route: route, status: 500, error: error)
                         }
                     }
                 }
                 return (.deferred(traced), route)
             case .stream(let opening):
-                record.finish(route: route, status: 200, answerHeaders: opening.headers)
+                record.started().finish(route: route, status: 200, answerHeaders: opening.headers)
                 return (handling, route)
             }
         }
@@ -113,9 +114,10 @@ public enum RequestTracing {
     /// A `traceparent` that says "not kept", for a request going out from work that is not traced: the
     /// service it goes to does not trace it either (but for a failure or a slow answer, as its own).
     public static func injectNotKept(into headers: inout HTTPHeaders) {
-        var random = SystemRandomNumberGenerator()
-        let trace = String(random.next() | 1, radix: 16).leftPadded(16) + String(random.next(), radix: 16).leftPadded(16)
-        headers.replaceOrAdd(name: "traceparent", value: "00-\(trace)-\(String(random.next() | 1, radix: 16).leftPadded(16))-00")
+        // Ids from the sampler's cheap sequence: they name nothing that is recorded, and must only be valid.
+        let (high, low, span) = (TraceSampling.nextRandom() | 1, TraceSampling.nextRandom(), TraceSampling.nextRandom() | 1)
+        let hex = { (value: UInt64) in String(value, radix: 16).leftPadded(16) }
+        headers.replaceOrAdd(name: "traceparent", value: "00-\(hex(high))\(hex(low))-\(hex(span))-00")
     }
 
     /// Ends a span with the status its work answered (an error from 500).
@@ -193,18 +195,24 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
 /// access line, when `LOG_FORMAT=json`.
 struct RequestRecord: Sendable {
     let span: (any Span)?
+    /// What the request's work is traced under: its span's context, or none.
     let context: ServiceContext
     let start = ContinuousClock.now
-    /// When a request not kept started, on the tracer's clock: its span is made at the end if it failed or
-    /// (when the decision was this door's, not a caller's) was slow. A caller that did not keep it (the
-    /// gateway, over the hop) keeps it if slow itself, and its long polls are slow by design.
-    let notKeptSince: DefaultTracerClock.Instant?
+    /// When the request came, on the tracer's clock, while tracing is on: a span made later starts there.
+    let since: DefaultTracerClock.Instant?
+    /// Kept whole (by this door's chance or its caller's decision).
+    let kept: Bool
+    /// A caller that did not keep the request (the gateway, over the hop) keeps it if slow itself, and its
+    /// long polls are slow by design: only a request this door decided on is kept for being slow.
     let slowIsKept: Bool
+    let parent: ServiceContext
     let method: String
     let requestID: String?
     let client: String?
 
-    init(method: String, headers: HTTPHeaders, peer: SocketAddress?, trustedCallers: TrustedProxies?) {
+    /// `startingSpan`: the span of a kept request starts now (the router's door, whose work follows at
+    /// once); else only when `started()` says the request does work.
+    init(method: String, headers: HTTPHeaders, peer: SocketAddress?, trustedCallers: TrustedProxies?, startingSpan: Bool = true) {
         self.method = method
         if RequestTracing.enabled {
             let parent: ServiceContext
@@ -214,41 +222,58 @@ struct RequestRecord: Sendable {
                 parent = RequestTracing.callersContext(headers)
             }
             // A caller's decision stands (the gateway's, over the hop); a request of its own is kept by chance.
-            let callerDecided = parent.otelTraceID != nil
-            slowIsKept = !callerDecided
-            if callerDecided ? parent.otelIsSampled : TraceSampling.current.keepsNext() {
-                let span = InstrumentationSystem.tracer.startSpan(method, context: parent, ofKind: .server)
-                span.attributes["http.request.method"] = method
-                (self.span, context, notKeptSince) = (span, span.context, nil)
-            } else {
-                (span, context, notKeptSince) = (nil, .topLevel, DefaultTracerClock.now)
-            }
+            let callerDecided = !parent.isEmpty
+            (self.parent, since, slowIsKept) = (parent, DefaultTracerClock.now, !callerDecided)
+            kept = callerDecided ? parent.otelIsSampled : TraceSampling.current.keepsNext()
         } else {
-            (span, context, notKeptSince, slowIsKept) = (nil, .topLevel, nil, false)
+            (parent, since, slowIsKept, kept) = (.topLevel, nil, false, false)
         }
-        requestID = headers.first(name: InternalHeaders.requestID)
-        client = (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers)
+        span = kept && startingSpan ? Self.span(method, parent: parent, since: since) : nil
+        context = span?.context ?? .topLevel
+        // For the access line alone: not looked up while there is none.
+        (requestID, client) =
+            AccessLog.enabled
+            ? (headers.first(name: InternalHeaders.requestID), (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers))
+            : (nil, nil)
+    }
+
+    private init(_ record: RequestRecord, span: (any Span)?) {
+        (self.span, context) = (span, span?.context ?? .topLevel)
+        (since, kept, slowIsKept, parent, method, requestID, client) = (
+            record.since, record.kept, record.slowIsKept, record.parent, record.method, record.requestID, record.client
+        )
+    }
+
+    private static func span(_ method: String, parent: ServiceContext, since: DefaultTracerClock.Instant?) -> any Span {
+        let span = InstrumentationSystem.tracer.startSpan(method, context: parent, ofKind: .server, at: since ?? DefaultTracerClock.now)
+        span.attributes["http.request.method"] = method
+        return span
+    }
+
+    /// This record with its span, when kept and not started yet, started as of when the request came.
+    func started() -> RequestRecord {
+        guard kept, span == nil else { return self }
+        return RequestRecord(self, span: Self.span(method, parent: parent, since: since))
     }
 
     /// The answer is decided: the span ends, named after the route, and the access line is written (with
-    /// the request id the answer carries, or else the one the request did). An answer `fromMemory` under
-    /// 500 drops its span unended, never exported; a request not kept that failed or was slow gets its span
-    /// now, alone.
-    func finish(route: String, status: Int, answerHeaders: HTTPFields = [:], error: (any Error)? = nil, fromMemory: Bool = false) {
-        if let span, !fromMemory || status >= 500 {
+    /// the request id the answer carries, or else the one the request did). A kept request with no span
+    /// yet (answered from memory) gets one only for a 5xx; a request not kept that failed or was slow gets
+    /// its span now, alone, marked with why.
+    func finish(route: String, status: Int, answerHeaders: HTTPFields = [:], error: (any Error)? = nil) {
+        let failed = status >= 500 || error != nil
+        if let span {
             span.operationName = route
             if let error { span.recordError(error) }
             RequestTracing.end(span, status: status)
-        } else if let notKeptSince {
-            let failed = status >= 500 || error != nil
-            if failed || (slowIsKept && ContinuousClock.now - start >= TraceSampling.current.slow) {
-                let span = InstrumentationSystem.tracer.startSpan(route, context: .topLevel, ofKind: .server, at: notKeptSince)
-                span.attributes["http.request.method"] = method
-                span.attributes["onthemap.trace.kept"] = failed ? "failed" : "slow"
-                if let error { span.recordError(error) }
-                RequestTracing.end(span, status: status)
-            }
+        } else if let since, kept ? failed : failed || (slowIsKept && ContinuousClock.now - start >= TraceSampling.current.slow) {
+            let span = InstrumentationSystem.tracer.startSpan(route, context: kept ? parent : .topLevel, ofKind: .server, at: since)
+            span.attributes["http.request.method"] = method
+            if !kept { span.attributes["onthemap.trace.kept"] = failed ? "failed" : "slow" }
+            if let error { span.recordError(error) }
+            RequestTracing.end(span, status: status)
         }
+        guard AccessLog.enabled else { return }
         AccessLog.line(
             route: route, status: status, since: start, requestID: answerHeaders[HTTPField.Name(InternalHeaders.requestID)!] ?? requestID,
             traceID: context.otelTraceID, client: client)
@@ -337,11 +362,14 @@ public struct TraceSampling: Sendable, Equatable {
     func keepsNext() -> Bool {
         guard ratio < 1 else { return true }
         guard ratio > 0 else { return false }
-        var z = Self.sequence.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        return Double(Self.nextRandom() >> 11) / Double(1 << 53) < ratio
+    }
+
+    static func nextRandom() -> UInt64 {
+        var z = sequence.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53) < ratio
+        return z ^ (z >> 31)
     }
 
     private static let sequence = Atomic<UInt64>(UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue))

@@ -43,7 +43,7 @@ import Testing
         let handling: @Sendable (PreparedRequest) -> PreparedHandling? = { request in
             if request.method == .POST, request.path == "/echo" {
                 return .deferred(
-                    PreparedDeferral(bodyLimit: 8) { body, loop, _ in
+                    PreparedDeferral(bodyLimit: 8) { body, loop, _, _ in
                         guard let body else {
                             return loop.makeSucceededFuture(
                                 PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))

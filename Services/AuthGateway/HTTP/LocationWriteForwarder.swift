@@ -49,9 +49,9 @@ struct LocationWriteForwarder: Sendable {
     /// checks it), answered once its body has arrived.
     func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool, map: String? = nil) -> PreparedHandling {
         let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
-        let (method, headers, context) = (request.method, request.headers, request.context)
+        let (method, headers) = (request.method, request.headers)
         return .deferred(
-            PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop, peer in
+            PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop, peer, context in
                 forward(
                     Write(
                         method: method, objectId: objectId, legacyParse: legacyParse, map: map, headers: headers,
