@@ -72,7 +72,7 @@ import Testing
         #expect(PMTiles.find(70_001, in: Self.entries) == nil)
     }
 
-    @Test func theArchiveGivesEachTileItsBytesAndNothingOutsideItsZoomsOrGrid() async throws {
+    @Test(Needs.pmtiles) func theArchiveGivesEachTileItsBytesAndNothingOutsideItsZoomsOrGrid() async throws {
         let file = try Self.archive(maxZoom: 3, bytes: 100)
         defer { try? FileManager.default.removeItem(at: file) }
         let archive = try PMTilesArchive(path: file.path)
@@ -115,7 +115,7 @@ import Testing
         #expect(WebSecurityHeaders.contentSecurityPolicy(tiles: nil).contains("img-src 'self' data:;"))
     }
 
-    @Test func theGatewayAnswersATileWithTheArchivesBytesAnd404Outside() async throws {
+    @Test(Needs.pmtiles) func theGatewayAnswersATileWithTheArchivesBytesAnd404Outside() async throws {
         let file = try Self.archive(maxZoom: 2, bytes: 300)
         defer { try? FileManager.default.removeItem(at: file) }
         let archive = try PMTilesArchive(path: file.path)
@@ -161,7 +161,7 @@ import Testing
 
     /// A 50 MB archive with leaf directories, every tile read: the gateway's memory grows by its small cache
     /// of directories, not by what it read.
-    @Test func servingALargeArchiveKeepsMemoryFlat() async throws {
+    @Test(Needs.pmtiles) func servingALargeArchiveKeepsMemoryFlat() async throws {
         let file = try Self.archive(maxZoom: 9, bytes: 2048, tiles: 20_000)
         defer { try? FileManager.default.removeItem(at: file) }
         let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0

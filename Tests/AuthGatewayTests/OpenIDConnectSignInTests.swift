@@ -42,7 +42,7 @@ import Testing
         browser.cookie(SessionCookies.session).map { HTTPField(name: .cookie, value: "\(SessionCookies.session)=\($0)") }
     }
 
-    @Test func aStudentSignsInWithTheProviderPostsAPinAndLogsOut() async throws {
+    @Test(Needs.django) func aStudentSignsInWithTheProviderPostsAPinAndLogsOut() async throws {
         try await Self.withSignIn { client, _ in
             let browser = SignInBrowser(gateway: client)
             let end = try await browser.signIn(username: "alice", password: "wonderland-9")
@@ -78,7 +78,7 @@ import Testing
         }
     }
 
-    @Test func theFirstSignInCreatesTheAccountAndLaterOnesFindIt() async throws {
+    @Test(Needs.django) func theFirstSignInCreatesTheAccountAndLaterOnesFindIt() async throws {
         try await Self.withSignIn { client, _ in
             var keys: [String] = []
             for (username, password) in [("alice", "wonderland-9"), ("alice", "wonderland-9"), ("bob", "builder-77")] {
@@ -92,7 +92,7 @@ import Testing
         }
     }
 
-    @Test func anErasedStudentWhoSignsInAgainIsSomeoneNew() async throws {
+    @Test(Needs.django) func anErasedStudentWhoSignsInAgainIsSomeoneNew() async throws {
         try await Self.withSignIn { client, _ in
             let browser = SignInBrowser(gateway: client)
             try await browser.signIn(username: "alice", password: "wonderland-9")
@@ -113,7 +113,7 @@ import Testing
 
     /// `MAP_CREATORS=group:teachers`: the provider's groups claim decides, and whoever is outside the group
     /// is refused as anyone else `MAP_CREATORS` does not name.
-    @Test func aTeacherInTheCreatorsGroupCreatesAMapAndAStudentOutsideItIsRefused() async throws {
+    @Test(Needs.django) func aTeacherInTheCreatorsGroupCreatesAMapAndAStudentOutsideItIsRefused() async throws {
         try await Self.withSignIn(configure: { $0.mapCreators = try? MapCreators(setting: "group:teachers") }) { client, _ in
             let alice = SignInBrowser(gateway: client)
             try await alice.signIn(username: "alice", password: "wonderland-9")
@@ -136,7 +136,7 @@ import Testing
     }
 
     /// More groups than are kept refuse the sign-in with the reason, rather than keeping some of them.
-    @Test func aStudentInMoreGroupsThanAreKeptIsToldWhyAndGetsNoSession() async throws {
+    @Test(Needs.django) func aStudentInMoreGroupsThanAreKeptIsToldWhyAndGetsNoSession() async throws {
         let crowded = TestOpenIDProvider.User(
             username: "dinah", password: "cheshire-31", givenName: "Dinah", familyName: "Cat", email: "dinah@school.example",
             groups: (0...OIDCGroups.maximumCount).map { "club-\($0)" })
@@ -152,7 +152,7 @@ import Testing
         }
     }
 
-    @Test func aCallbackInAnotherBrowserIsRefusedAndOpensNoSession() async throws {
+    @Test(Needs.django) func aCallbackInAnotherBrowserIsRefusedAndOpensNoSession() async throws {
         try await Self.withSignIn { client, _ in
             // Someone lures another browser to the return address of a sign-in they started: it would log that
             // browser in to their account.
@@ -176,7 +176,7 @@ import Testing
         }
     }
 
-    @Test func aReturnAddressUsedTwiceIsRefused() async throws {
+    @Test(Needs.django) func aReturnAddressUsedTwiceIsRefused() async throws {
         try await Self.withSignIn { client, _ in
             let browser = SignInBrowser(gateway: client)
             browser.holdsCallback = true
@@ -195,7 +195,7 @@ import Testing
         }
     }
 
-    @Test func aCodeUsedOnceIsRefusedByTheProviderWhenShownAgain() async throws {
+    @Test(Needs.django) func aCodeUsedOnceIsRefusedByTheProviderWhenShownAgain() async throws {
         try await Self.withSignIn { client, _ in
             let browser = SignInBrowser(gateway: client)
             browser.holdsCallback = true
@@ -217,7 +217,7 @@ import Testing
         }
     }
 
-    @Test func aStudentWhoSaysNoAtTheProviderIsToldSo() async throws {
+    @Test(Needs.django) func aStudentWhoSaysNoAtTheProviderIsToldSo() async throws {
         try await Self.withSignIn { client, _ in
             let browser = SignInBrowser(gateway: client)
             browser.holdsCallback = true
@@ -231,7 +231,7 @@ import Testing
         }
     }
 
-    @Test func signInsGoOnWhenTheProviderRotatesItsKeys() async throws {
+    @Test(Needs.django) func signInsGoOnWhenTheProviderRotatesItsKeys() async throws {
         try await Self.withSignIn { client, provider in
             let before = SignInBrowser(gateway: client)
             try await before.signIn(username: "alice", password: "wonderland-9")
@@ -247,7 +247,7 @@ import Testing
         }
     }
 
-    @Test func aProviderThatFailsMidwayIs502AndOpensNoSession() async throws {
+    @Test(Needs.django) func aProviderThatFailsMidwayIs502AndOpensNoSession() async throws {
         try await Self.withSignIn { client, provider in
             let browser = SignInBrowser(gateway: client)
             browser.holdsCallback = true
@@ -286,7 +286,7 @@ import Testing
         }
     }
 
-    @Test func theCommandLineGetsItsSessionForTheCodeAndTheVerifierOfItsChallenge() async throws {
+    @Test(Needs.django) func theCommandLineGetsItsSessionForTheCodeAndTheVerifierOfItsChallenge() async throws {
         try await Self.withSignIn { client, _ in
             let verifier = OIDCSignIn.secret()
             let challenge = OIDCSignIn.challenge(of: verifier)
@@ -322,7 +322,7 @@ import Testing
         }
     }
 
-    @Test func aCommandLineReturnAddressOffLoopbackIsRefused() async throws {
+    @Test(Needs.django) func aCommandLineReturnAddressOffLoopbackIsRefused() async throws {
         try await Self.withSignIn { client, _ in
             let challenge = OIDCSignIn.challenge(of: OIDCSignIn.secret())
             for redirect in ["https://evil.example/cli", "http://192.0.2.1:8000/cb", "http://127.0.0.1/no-port", "javascript:alert(1)"] {

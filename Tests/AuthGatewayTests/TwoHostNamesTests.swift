@@ -79,7 +79,7 @@ import Testing
         }
     }
 
-    @Test func aSignInWithTheProviderScopesItsCookiesToTheDomain() async throws {
+    @Test(Needs.django) func aSignInWithTheProviderScopesItsCookiesToTheDomain() async throws {
         let domain = try CookieDomain(setting: "map.test")
         try await TestOpenIDProvider.with(users: [OpenIDConnectSignInTests.alice], redirectURI: SignInGateway.callback) { provider in
             try await withGateway(configure: {

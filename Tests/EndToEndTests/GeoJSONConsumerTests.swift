@@ -5,7 +5,7 @@ import Testing
 /// The GeoJSON feed read by the tools its users would point at it: GDAL (what QGIS reads layers with), from
 /// the gateway's URL as a QGIS layer would, and the `geojson` package's validator.
 @Suite struct GeoJSONConsumerTests {
-    @Test func gdalReadsTheFeedsPointsFromTheURLAndAValidatorAcceptsIt() async throws {
+    @Test(Needs.gdal) func gdalReadsTheFeedsPointsFromTheURLAndAValidatorAcceptsIt() async throws {
         try await withSystem { gateway, _ in
             let session = try await OpenAPITests.logIn(gateway)
             let places = [("Lima, Peru", -12.046, -77.043), ("Oslo, Norway", 59.913, 10.752), ("Nairobi, Kenya", -1.286, 36.817)]

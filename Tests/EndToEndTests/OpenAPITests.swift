@@ -23,7 +23,7 @@ import Testing
         return (process.terminationStatus, text)
     }
 
-    @Test func theServedDocumentIsValidOpenAPI() async throws {
+    @Test(Needs.openAPIValidator) func theServedDocumentIsValidOpenAPI() async throws {
         try await withSystem { gateway, _ in
             let (status, document) = try await gateway.get("/openapi.yaml", token: false)
             #expect(status == 200)
@@ -45,7 +45,7 @@ import Testing
     /// `WriteLimitTests` hold it), and so is the cap on one student's pins: past it a post takes the oldest
     /// pin off the map, which a link from a post to its GET would read as a created pin not found
     /// (`PinCapTests` hold the cap).
-    @Test func schemathesisFindsNoServerErrorAndNoAnswerThatBreaksTheDocument() async throws {
+    @Test(Needs.schemathesis) func schemathesisFindsNoServerErrorAndNoAnswerThatBreaksTheDocument() async throws {
         try await withSystem(gatewaySettings: ["WRITE_BURST": "1000000"], locationsSettings: ["PINS_PER_STUDENT": "1000000"]) { gateway, _ in
             let session = try await Self.logIn(gateway)
             let reports = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString)")

@@ -39,7 +39,7 @@ import Testing
 
     static let (server, client, internalKind) = (2, 3, 1)
 
-    @Test func aPostedPinIsOneTraceAcrossBothServicesAndTheirAccessLinesNameIt() async throws {
+    @Test(Needs.openTelemetryProto) func aPostedPinIsOneTraceAcrossBothServicesAndTheirAccessLinesNameIt() async throws {
         let receiver = try OTLPReceiver()
         defer { receiver.stop() }
         let settings = [
@@ -129,7 +129,7 @@ extension TracingTests {
         return (posted.status, String(session))
     }
 
-    @Test func withNoShareKeptOnlyAFailureIsExportedAndAsItsRequestsSpanAlone() async throws {
+    @Test(Needs.openTelemetryProto) func withNoShareKeptOnlyAFailureIsExportedAndAsItsRequestsSpanAlone() async throws {
         let receiver = try OTLPReceiver()
         defer { receiver.stop() }
         let settings = [
@@ -159,7 +159,7 @@ extension TracingTests {
         }
     }
 
-    @Test func aSlowRequestNotKeptIsExportedAloneWithNoneOfItsWork() async throws {
+    @Test(Needs.openTelemetryProto) func aSlowRequestNotKeptIsExportedAloneWithNoneOfItsWork() async throws {
         let receiver = try OTLPReceiver()
         defer { receiver.stop() }
         let settings = [

@@ -16,7 +16,7 @@ import Testing
         return folder
     }
 
-    @Test func aStudentSignsInInTheBrowserPostsAPinAndLogsOut() async throws {
+    @Test(Needs.django) func aStudentSignsInInTheBrowserPostsAPinAndLogsOut() async throws {
         try await ClientSystem.withSignIn { system, _ in
             let log = try Self.folder().appendingPathComponent("browse.log")
             let cli = CLI(gateway: system.url)
@@ -42,7 +42,7 @@ import Testing
         }
     }
 
-    @Test func aSignInDeclinedAtTheProviderIsOneLineAndAFailure() async throws {
+    @Test(Needs.django) func aSignInDeclinedAtTheProviderIsOneLineAndAFailure() async throws {
         try await ClientSystem.withSignIn { system, _ in
             let log = try Self.folder().appendingPathComponent("browse.log")
             let cli = CLI(gateway: system.url)
@@ -60,7 +60,7 @@ import Testing
         }
     }
 
-    @Test func withNoBrowserTheAddressIsPrintedToOpenByHand() async throws {
+    @Test(Needs.django) func withNoBrowserTheAddressIsPrintedToOpenByHand() async throws {
         try await ClientSystem.withSignIn { system, _ in
             let cli = CLI(gateway: system.url)
             let login = try cli.start(["login", "--browser"], environmentAdding: ["BROWSER": "/bin/false"])
@@ -74,7 +74,7 @@ import Testing
         }
     }
 
-    @Test func ctrlCStopsTheWaitForTheBrowser() async throws {
+    @Test(Needs.django) func ctrlCStopsTheWaitForTheBrowser() async throws {
         // The gateway's provider is never asked: nothing opens the address.
         let system = try await ClientSystem.start(gatewayEnvironment: SignInProvider.nowhere)
         defer { system.stop() }
