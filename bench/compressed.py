@@ -7,7 +7,7 @@ read" section of BENCHMARKS.md."""
 import gzip
 import statistics
 
-from install import ensure
+from install import ensure, ensure_module
 from limits import LOAD_SECONDS, READ_PINS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
 from processes import BenchError, Stack, log, request
 from report import stamp, write_sections
@@ -20,7 +20,7 @@ CLIENTS = [("gzip, deflate, br", "br", "iOS's URLSession and browsers"), ("gzip"
 
 
 def decoded(coding, body):
-    import brotli  # Debian's python3-brotli, installed by `run`
+    import brotli  # installed by `run`
     return gzip.decompress(body) if coding == "gzip" else brotli.decompress(body)
 
 
@@ -35,7 +35,8 @@ def fetch(url, headers, coding, plain, what):
 
 
 def run(bench):
-    ensure("wrk", "nginx", "libnginx-mod-http-brotli-static", "python3-brotli")
+    ensure("wrk", "nginx", "libnginx-mod-http-brotli-static")
+    ensure_module("brotli", "Brotli")
     binaries = bench.binaries("locations-service", "auth-gateway", log_name="compressed-build")
     stack = Stack(bench, "compressed", binaries)
     service = stack.service

@@ -1,4 +1,4 @@
-"""Installing what a benchmark needs and this machine lacks, from Debian's packages (and selenium from pip)."""
+"""Installing what a benchmark needs and this machine lacks, from Debian's packages (and Python modules from pip)."""
 import contextlib
 import glob
 import os
@@ -15,8 +15,7 @@ SIGN = {"nginx-light": "nginx", "postgresql": "/usr/lib/postgresql/*/bin/pgbench
         "libjs-leaflet": "/usr/share/javascript/leaflet/leaflet.css",
         "libnginx-mod-nchan": "/usr/lib/nginx/modules/ngx_nchan_module.so", "libc6-dev": "/usr/include/stdio.h",
         "nghttp2-client": "h2load",
-        "libnginx-mod-http-brotli-static": "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so",
-        "python3-brotli": "/usr/lib/python3/dist-packages/brotli*"}
+        "libnginx-mod-http-brotli-static": "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so"}
 
 
 def is_installed(package):
@@ -62,9 +61,11 @@ def ensure(*packages):
         raise BenchError(f"could not install {' '.join(missing)}")
 
 
-def ensure_selenium():
-    if subprocess.run([sys.executable, "-c", "import selenium"], capture_output=True).returncode:
-        log("installing selenium")
+def ensure_module(module, package=None):
+    """Python's MODULE for this interpreter, from pip's PACKAGE (the module's name unless given) if missing."""
+    if subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode:
+        log(f"installing {package or module}")
         if subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                           "selenium"]).returncode:
-            raise BenchError("could not install selenium")
+                           package or module]).returncode:
+            raise BenchError(f"could not install {package or module}")
+

@@ -9,7 +9,7 @@ import os
 import statistics
 import sys
 
-from install import ensure, ensure_selenium
+from install import ensure, ensure_module
 from processes import RESULTS_DIR, BenchError, Server, Stack, free_port, log, output_of, post_json, student_session
 from report import load_average, meets, stamp, write_sections
 
@@ -181,7 +181,7 @@ BYTES_GOAL, MS_GOAL = 300 * 1024, 500
 
 def run(bench):
     ensure("chromium", "chromium-driver", "libjs-leaflet")
-    ensure_selenium()
+    ensure_module("selenium")
     stack = Stack(bench, "web", bench.binaries("locations-service", "auth-gateway", log_name="web-build"))
     tile_port = free_port()
     tiles = Server("tiles", bench.processes.start([sys.executable, "Tests/browser/tile_server.py", tile_port]),
