@@ -53,6 +53,13 @@ public final class CapturedOutput: Sendable {
     /// Whether the writing end has closed: the process has exited (with any child that shared the pipe).
     public var ended: Bool { written.value.ended }
 
+    /// Whether the writing end has closed, now or within `limit`: then `text` is all that was written. A
+    /// process's exit can be known before the reading thread has taken its last write.
+    public func ended(within limit: Duration) async -> Bool {
+        _ = await written.wait(within: limit) { $0.ended }
+        return ended
+    }
+
     /// Whether what was written satisfies `condition`, now or within `limit`; false as soon as the output
     /// has ended without it.
     public func wait(within limit: Duration, until condition: @escaping @Sendable (String) -> Bool) async -> Bool {

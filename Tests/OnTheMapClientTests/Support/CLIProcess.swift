@@ -106,15 +106,19 @@ final class RunningCLI: @unchecked Sendable {
         return line
     }
 
-    /// The exit status, or nil while the command still runs after `limit`.
+    /// The exit status, or nil while the command still runs after `limit`. Once it has exited, `output`
+    /// and `errors` hold all it wrote.
     func status(within limit: Duration) async -> Int32? {
-        await exit.status(within: limit)
+        guard let status = await exit.status(within: limit) else { return nil }
+        _ = await stdout.ended(within: .seconds(5))
+        _ = await stderr.ended(within: .seconds(5))
+        return status
     }
 
     /// Ctrl-C, and the exit status.
     func interrupt() async -> Int32? {
         process.interrupt()
-        return await exit.status(within: .seconds(5))
+        return await status(within: .seconds(5))
     }
 
     deinit {
