@@ -24,20 +24,20 @@ public struct CachedJSON: Sendable {
 
     /// The answer to a GET of this document: 304 when the client holds any form of it, else 200 and the
     /// bytes, in the coding the client prefers of those it accepts.
-    public func answer(ifNoneMatch: String?, acceptEncoding: String?) -> PreparedResponse {
-        let answer = answers.answer(ContentCoding.negotiate(acceptEncoding))
+    public func answer(ifNoneMatch: String?, coding: ContentCoding) -> PreparedResponse {
+        let answer = answers.answer(coding)
         if let ifNoneMatch, EntityTags.ifNoneMatch(ifNoneMatch, namesAnyFormOf: etag) { return answer.notModified }
         return answer.full
     }
 
     /// The answer to a request read before the router.
     public func answer(_ request: PreparedRequest) -> PreparedResponse {
-        answer(ifNoneMatch: request.header(.ifNoneMatch), acceptEncoding: request.acceptEncoding)
+        answer(ifNoneMatch: request.header(.ifNoneMatch), coding: ContentCoding.negotiate(request.acceptEncoding))
     }
 
     /// The answer to a request the router read.
     public func answer(_ request: Request) -> Response {
-        answer(ifNoneMatch: request.headers[.ifNoneMatch], acceptEncoding: request.headers[values: .acceptEncoding].joined(separator: ",")).response
+        answer(ifNoneMatch: request.headers[.ifNoneMatch], coding: request.acceptedCoding).response
     }
 
     /// Both answers of each form, made once: the hot read is answered many times for each list it caches.

@@ -194,9 +194,9 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
 /// One request as its door records it: its span, when traces are on and `TraceSampling` keeps it, and its
 /// access line, when `LOG_FORMAT=json`.
 struct RequestRecord: Sendable {
-    let span: (any Span)?
+    private(set) var span: (any Span)?
     /// What the request's work is traced under: its span's context, or none.
-    let context: ServiceContext
+    var context: ServiceContext { span?.context ?? .topLevel }
     let start = ContinuousClock.now
     /// When the request came, on the tracer's clock, while tracing is on: a span made later starts there.
     let since: DefaultTracerClock.Instant?
@@ -229,19 +229,11 @@ struct RequestRecord: Sendable {
             (parent, since, slowIsKept, kept) = (.topLevel, nil, false, false)
         }
         span = kept && startingSpan ? Self.span(method, parent: parent, since: since) : nil
-        context = span?.context ?? .topLevel
         // For the access line alone: not looked up while there is none.
         (requestID, client) =
             AccessLog.enabled
             ? (headers.first(name: InternalHeaders.requestID), (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers))
             : (nil, nil)
-    }
-
-    private init(_ record: RequestRecord, span: (any Span)?) {
-        (self.span, context) = (span, span?.context ?? .topLevel)
-        (since, kept, slowIsKept, parent, method, requestID, client) = (
-            record.since, record.kept, record.slowIsKept, record.parent, record.method, record.requestID, record.client
-        )
     }
 
     private static func span(_ method: String, parent: ServiceContext, since: DefaultTracerClock.Instant?) -> any Span {
@@ -253,7 +245,9 @@ struct RequestRecord: Sendable {
     /// This record with its span, when kept and not started yet, started as of when the request came.
     func started() -> RequestRecord {
         guard kept, span == nil else { return self }
-        return RequestRecord(self, span: Self.span(method, parent: parent, since: since))
+        var started = self
+        started.span = Self.span(method, parent: parent, since: since)
+        return started
     }
 
     /// The answer is decided: the span ends, named after the route, and the access line is written (with

@@ -16,7 +16,7 @@ public struct ResponseCodingMiddleware<Context: RequestContext>: RouterMiddlewar
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
         guard request.method == .get || request.method == .head else { return response }
-        return try await Self.coded(response, coding: ContentCoding.negotiate(request.headers[values: .acceptEncoding].joined(separator: ",")))
+        return try await Self.coded(response, coding: request.acceptedCoding)
     }
 
     static func coded(_ response: Response, coding: ContentCoding) async throws -> Response {
@@ -77,4 +77,11 @@ private final class CollectedBody: ResponseBodyWriter {
     }
 
     func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}
+
+extension Request {
+    /// The coding this request's `Accept-Encoding` lines prefer (`ContentCoding.negotiate`).
+    public var acceptedCoding: ContentCoding {
+        ContentCoding.negotiate(headers[values: .acceptEncoding].joined(separator: ","))
+    }
 }

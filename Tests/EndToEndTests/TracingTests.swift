@@ -42,10 +42,7 @@ import Testing
     @Test(Needs.openTelemetryProto) func aPostedPinIsOneTraceAcrossBothServicesAndTheirAccessLinesNameIt() async throws {
         let receiver = try OTLPReceiver()
         defer { receiver.stop() }
-        let settings = [
-            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(receiver.port)", "OTEL_BSP_SCHEDULE_DELAY": "100", "LOG_FORMAT": "json",
-            "TRACE_SAMPLE_RATIO": "1",
-        ]
+        let settings = receiver.settings(["LOG_FORMAT": "json", "TRACE_SAMPLE_RATIO": "1"])
         try await withSystem(gatewaySettings: settings, locationsSettings: settings) { gateway, locations in
             let http = CookielessClient(port: gateway.port)
             let account = #"{"email":"grace@example.com","password":"correct horse battery","firstName":"Grace","lastName":"Hopper"}"#
@@ -124,10 +121,7 @@ extension TracingTests {
     @Test(Needs.openTelemetryProto) func withNoShareKeptOnlyAFailureIsExportedAndAsItsRequestsSpanAlone() async throws {
         let receiver = try OTLPReceiver()
         defer { receiver.stop() }
-        let settings = [
-            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(receiver.port)", "OTEL_BSP_SCHEDULE_DELAY": "100",
-            "TRACE_SAMPLE_RATIO": "0", "TRACE_SLOW_MS": "60000",
-        ]
+        let settings = receiver.settings(["TRACE_SAMPLE_RATIO": "0", "TRACE_SLOW_MS": "60000"])
         try await withSystem(gatewaySettings: settings, locationsSettings: settings) { gateway, locations in
             let http = CookielessClient(port: gateway.port)
             let (status, session) = try await Self.postAPin(http, as: "mary@example.com")
@@ -154,10 +148,7 @@ extension TracingTests {
     @Test(Needs.openTelemetryProto) func aSlowRequestNotKeptIsExportedAloneWithNoneOfItsWork() async throws {
         let receiver = try OTLPReceiver()
         defer { receiver.stop() }
-        let settings = [
-            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(receiver.port)", "OTEL_BSP_SCHEDULE_DELAY": "100",
-            "TRACE_SAMPLE_RATIO": "0", "TRACE_SLOW_MS": "0",
-        ]
+        let settings = receiver.settings(["TRACE_SAMPLE_RATIO": "0", "TRACE_SLOW_MS": "0"])
         try await withSystem(gatewaySettings: settings, locationsSettings: settings) { gateway, locations async throws in
             let http = CookielessClient(port: gateway.port)
             #expect(try await Self.postAPin(http, as: "dorothy@example.com").status == 200)
@@ -192,6 +183,11 @@ struct OTLPReceiver {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path, "--port", String(port), "--out", file.path]
         try process.run()
+    }
+
+    /// A service's settings that export its spans here, a batch every 100 ms, with `more` beside them.
+    func settings(_ more: [String: String]) -> [String: String] {
+        ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(port)", "OTEL_BSP_SCHEDULE_DELAY": "100"].merging(more) { $1 }
     }
 
     func spans() -> [TracingTests.Span] {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import OnTheMapShared
+import ServiceKit
 
 /// `GET /` and `GET /web/…`: the browser client. Each file answers with its ETag (`If-None-Match` → 304),
 /// brotli or gzip as the browser accepts, and the page's security headers. Only the files read at start-up
@@ -60,7 +61,7 @@ struct WebClientController: Sendable {
         var headers = securityHeaders
         headers[.contentType] = asset.contentType
         headers[.cacheControl] = asset.cacheControl
-        let (body, coding) = asset.body(ContentCoding.negotiate(request.headers[values: .acceptEncoding].joined(separator: ",")))
+        let (body, coding) = asset.body(request.acceptedCoding)
         if asset.isCompressible { headers[.vary] = "Accept-Encoding" }
         headers[.eTag] = EntityTags.coded(asset.etag, coding)
         if let ifNoneMatch = request.headers[.ifNoneMatch], EntityTags.ifNoneMatch(ifNoneMatch, namesAnyFormOf: asset.etag) {
