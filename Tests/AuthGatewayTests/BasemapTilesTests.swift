@@ -22,7 +22,7 @@ import Testing
         let errors = Pipe()
         process.standardError = errors
         try process.run()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: errors.readUntilEnd(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw ArchiveError(description: "make-test-pmtiles.py failed (pip install pmtiles): \(message)")

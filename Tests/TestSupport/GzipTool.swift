@@ -11,7 +11,7 @@ public func gunzipWithTheTool(_ bytes: [UInt8]) throws -> [UInt8] {
     let output = Pipe()
     process.standardOutput = output
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let data = output.readUntilEnd()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else { throw HarnessError("gzip -dc failed") }
     return Array(data)

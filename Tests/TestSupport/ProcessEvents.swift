@@ -39,9 +39,8 @@ public final class CapturedOutput: Sendable {
     public let pipe = Pipe()
 
     public init() {
-        let reading = pipe.fileHandleForReading
-        Thread { [written] in
-            while case let chunk = reading.availableData, !chunk.isEmpty {
+        Thread { [written, pipe] in
+            while case let chunk = pipe.nextChunk(), !chunk.isEmpty {
                 written.update { $0.bytes.append(chunk) }
             }
             written.update { $0.ended = true }

@@ -75,7 +75,7 @@ public final class ServiceProcess: @unchecked Sendable {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let printed = pipe.fileHandleForReading.readDataToEndOfFile()
+        let printed = pipe.readUntilEnd()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: printed, as: UTF8.self))
     }

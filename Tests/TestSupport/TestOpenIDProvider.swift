@@ -44,7 +44,7 @@ public final class TestOpenIDProvider: Sendable {
         which.standardOutput = pipe
         try? which.run()
         which.waitUntilExit()
-        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: pipe.readUntilEnd(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }()
 
     public init(users: [User], redirectURI: String) async throws {
@@ -86,7 +86,7 @@ public final class TestOpenIDProvider: Sendable {
         rotate.standardOutput = pipe
         try rotate.run()
         rotate.waitUntilExit()
-        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: pipe.readUntilEnd(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// SIGKILL: a child of the test process starts with the signals its spawning thread blocks, SIGTERM among them.

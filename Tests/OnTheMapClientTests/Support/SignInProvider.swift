@@ -64,7 +64,7 @@ final class SignInProvider: Sendable {
         browse.standardOutput = pipe
         browse.standardError = pipe
         try browse.run()
-        let printed = pipe.fileHandleForReading.readDataToEndOfFile()
+        let printed = pipe.readUntilEnd()
         browse.waitUntilExit()
         return (browse.terminationStatus, String(decoding: printed, as: UTF8.self))
     }
