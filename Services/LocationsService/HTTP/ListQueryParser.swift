@@ -6,9 +6,10 @@ import OnTheMapShared
 /// Reads the list query clients send: `limit`, `skip`, `order`, `uniqueKey` and Parse's `where`.
 ///
 /// Unknown `order` keys (clients send the typo `-updateAt`) are ignored rather than refused; a query
-/// that asks for something we cannot do (a malformed number, an unsupported `where`) is a 400.
+/// that asks for something we cannot do (a malformed number, an unsupported `where`) is a 400. `now` is the
+/// service's time, which `at` may not be after.
 enum ListQueryParser {
-    static func parse(_ parameters: FlatDictionary<Substring, Substring>) throws(LocationError) -> PinQuery {
+    static func parse(_ parameters: FlatDictionary<Substring, Substring>, now: Timestamp) throws(LocationError) -> PinQuery {
         for parameter in ListQueryParameter.allCases {
             if let value = parameters[Substring(parameter.rawValue)], value.utf8.count > parameter.maximumLength {
                 throw .invalidQuery(parameter.tooLong)
@@ -37,7 +38,7 @@ enum ListQueryParser {
             if !sorts.isEmpty { query.order = sorts }
         }
         if let text = parameters["at"] {
-            query.at = try moment(String(text))
+            query.at = try moment(String(text), now: now)
         }
         if let text = parameters["uniqueKey"] {
             query.filters[.uniqueKey] = String(text)
@@ -70,7 +71,7 @@ extension ListQueryParser {
     /// `at`: an RFC 3339 time, `2026-11-26T09:30:00Z`, with or without fractions of a second, or with an offset
     /// (`+01:00`; a `+` a client did not percent-encode arrives as a space), or a date alone (its midnight,
     /// UTC); not after now.
-    static func moment(_ text: String, now: Timestamp = .now()) throws(LocationError) -> Timestamp {
+    static func moment(_ text: String, now: Timestamp) throws(LocationError) -> Timestamp {
         let spelled = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "+").uppercased()
         guard let moment = parseMoment(spelled) else {
             throw .invalidQuery("at must be a time in ISO 8601, such as 2026-11-26T09:30:00Z.")

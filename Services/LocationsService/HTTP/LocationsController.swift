@@ -80,7 +80,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     @Sendable func geoJSON(_ request: Request, context: Context) async throws -> Response {
         // The map first: to whoever may not read it, every request is the 404 of a map that is not there.
         let (map, access) = try await scope(request, context: context)
-        var query = try ListQueryParser.parse(request.uri.queryParameters)
+        var query = try ListQueryParser.parse(request.uri.queryParameters, now: commands.clock.now)
         query.map = map
         let feed = CachedJSON(tagging: StudentLocationList(results: try await commands.log.pins(query)).geoJSON, contentType: Self.geoJSONType)
         return Self.kept(feed.answer(request), for: access)
@@ -128,7 +128,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         // The map first: to whoever may not read it, every request is the 404 of a map that is not there.
         let (map, access) = try await scope(request, context: context)
-        var query = try ListQueryParser.parse(request.uri.queryParameters)
+        var query = try ListQueryParser.parse(request.uri.queryParameters, now: commands.clock.now)
         query.map = map
         if !query.map.isEmpty, let mapLists {
             var latest = PinQuery.latest
