@@ -207,6 +207,30 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
+        // The services in memory for tests: the stores' memory twins, the routers over them, and a transport
+        // that hands the client library's calls to the gateway's router (debug builds alone: they reach the
+        // services' internals through `@testable import`).
+        .target(
+            name: "ServiceTwins",
+            dependencies: [
+                "AuthGateway",
+                "LocationsService",
+                "OnTheMapClient",
+                "OnTheMapShared",
+                "ServiceKit",
+                "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Tests/ServiceTwins"
+        ),
         .testTarget(
             name: "SharedTests",
             dependencies: ["OnTheMapShared", .product(name: "NIOCore", package: "swift-nio")],
@@ -247,6 +271,7 @@ let package = Package(
                 "LocationsService",
                 "OnTheMapShared",
                 "ServiceKit",
+                "ServiceTwins",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -264,6 +289,7 @@ let package = Package(
                 "OnTheMapShared",
                 "PreparedHTTP",
                 "ServiceKit",
+                "ServiceTwins",
                 "TestSupport",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -286,6 +312,7 @@ let package = Package(
             dependencies: [
                 "OnTheMapClient",
                 "OnTheMapShared",
+                "ServiceTwins",
                 "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

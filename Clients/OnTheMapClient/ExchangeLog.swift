@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
 
@@ -7,12 +6,12 @@ import NIOHTTP1
 enum ExchangeLog {
     static let redacted = "<redacted>"
 
-    static func describe(_ request: HTTPClientRequest, body: [UInt8]?, hiding secrets: [String]) -> String {
+    static func describe(_ request: OnTheMapClient.Request, hiding secrets: [String]) -> String {
         var lines = ["> \(request.method.rawValue) \(request.url)"]
         for (name, value) in request.headers {
             lines.append("> \(name): \(name.lowercased() == "authorization" ? "Bearer \(redacted)" : value)")
         }
-        if let body { lines.append("> " + hide(secrets, in: String(decoding: body, as: UTF8.self))) }
+        if let body = request.body { lines.append("> " + hide(secrets, in: String(decoding: body, as: UTF8.self))) }
         return lines.joined(separator: "\n")
     }
 

@@ -41,8 +41,8 @@ extension OnTheMapClient {
                     if let last { headers.append(("Last-Event-ID", last)) }
                     let request = request(
                         .GET, mapPrefix + "/v1/StudentLocation/events", headers: headers, authorized: map != nil && session != nil)
-                    exchangeLog?(ExchangeLog.describe(request, body: nil, hiding: []))
-                    let response = try await http.execute(request, deadline: .distantFuture)
+                    exchangeLog?(ExchangeLog.describe(request, hiding: []))
+                    let response = try await http.execute(request.httpClientRequest, deadline: .distantFuture)
                     exchangeLog?("< \(response.status.code) (event stream)")
                     if response.status.code != 200 {
                         let buffer = try await response.body.collect(upTo: 64 * 1024)

@@ -22,12 +22,18 @@ public struct OnTheMapClient: Sendable {
     public var timeout: Duration
     /// Called with each request and answer, for `--verbose`; passwords and session ids are redacted.
     public var exchangeLog: (@Sendable (String) -> Void)?
+    /// The live feed's connection, which stays open (`liveChanges`).
     let http: HTTPClient
+    /// Every other call's exchange.
+    let transport: any GatewayTransport
 
-    /// - Parameter httpClient: defaults to one shared by every client in the process, which fails at once
-    ///   when nothing listens (rather than retrying until the timeout) and follows no redirects.
+    /// - Parameters:
+    ///   - httpClient: defaults to one shared by every client in the process, which fails at once when
+    ///     nothing listens (rather than retrying until the timeout) and follows no redirects.
+    ///   - transport: how the calls but the live feed reach the gateway; by default over HTTP with `httpClient`.
     public init(
-        gateway: String, session: Session? = nil, map: String? = nil, timeout: Duration = .seconds(10), httpClient: HTTPClient? = nil
+        gateway: String, session: Session? = nil, map: String? = nil, timeout: Duration = .seconds(10), httpClient: HTTPClient? = nil,
+        transport: (any GatewayTransport)? = nil
     ) {
         var base = gateway
         while base.hasSuffix("/") { base.removeLast() }
@@ -35,7 +41,9 @@ public struct OnTheMapClient: Sendable {
         self.session = session
         self.map = map
         self.timeout = timeout
-        self.http = httpClient ?? Self.sharedHTTPClient
+        let http = httpClient ?? Self.sharedHTTPClient
+        self.http = http
+        self.transport = transport ?? HTTPTransport(client: http)
     }
 
     static let sharedHTTPClient: HTTPClient = {
@@ -220,13 +228,39 @@ public struct OnTheMapClient: Sendable {
 // MARK: - HTTP
 
 extension OnTheMapClient {
-    struct Answer: Sendable {
-        var status: Int
-        var headers: HTTPHeaders
-        var body: [UInt8]
+    /// One request as a call makes it.
+    public struct Request: Sendable {
+        public var method: HTTPMethod
+        /// The whole URL: the gateway's base, the path and the query.
+        public var url: String
+        public var headers: HTTPHeaders
+        public var body: [UInt8]?
+
+        /// The same as AsyncHTTPClient sends it.
+        var httpClientRequest: HTTPClientRequest {
+            var request = HTTPClientRequest(url: url)
+            request.method = method
+            request.headers = headers
+            if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+            return request
+        }
     }
 
-    static let maximumAnswerSize = 16 * 1024 * 1024
+    /// One answer, whole.
+    public struct Answer: Sendable {
+        public var status: Int
+        public var headers: HTTPHeaders
+        public var body: [UInt8]
+
+        public init(status: Int, headers: HTTPHeaders, body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    /// The most of an answer a call reads (the latest 100 are 35 kB).
+    public static let maximumAnswerSize = 16 * 1024 * 1024
 
     /// Where the map's routes begin: `/maps/ios-2027` for a class map, nothing for the default map.
     var mapPrefix: String {
@@ -246,17 +280,13 @@ extension OnTheMapClient {
     func request(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
         headers: [(String, String)] = [], authorized: Bool = false
-    ) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: url(path, query: query))
-        request.method = method
+    ) -> Request {
+        var request = Request(method: method, url: url(path, query: query), headers: HTTPHeaders(), body: body)
         request.headers.add(name: "User-Agent", value: "onthemap/1.0")
         request.headers.add(name: "Accept", value: "application/json")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if authorized, let session { request.headers.add(name: "Authorization", value: "Bearer \(session.id)") }
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
-        }
+        if body != nil { request.headers.add(name: "Content-Type", value: "application/json") }
         return request
     }
 
@@ -270,12 +300,10 @@ extension OnTheMapClient {
         if authorized, session == nil { throw .notLoggedIn(message: "not logged in") }
         let request = request(method, path, query: query, body: body, headers: headers, authorized: authorized)
         let hidden = secrets + [session?.id].compactMap { $0 }
-        if let exchangeLog { exchangeLog(ExchangeLog.describe(request, body: body, hiding: hidden)) }
+        if let exchangeLog { exchangeLog(ExchangeLog.describe(request, hiding: hidden)) }
         let started = ContinuousClock.now
         do {
-            let response = try await http.execute(request, timeout: TimeAmount(timeout))
-            let buffer = try await response.body.collect(upTo: Self.maximumAnswerSize)
-            let answer = Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer.readableBytesView))
+            let answer = try await transport.exchange(request, timeout: timeout)
             if let exchangeLog {
                 exchangeLog(ExchangeLog.describe(answer, after: ContinuousClock.now - started, hiding: hidden, redactIDs: redactAnswer))
             }
@@ -399,5 +427,27 @@ extension OnTheMapClient {
         case (400..<500, _): return .refused(message: message, parameter: nil)
         default: return .serverFault(status: answer.status, message: message)
         }
+    }
+}
+
+/// How a client's calls reach the gateway, one whole exchange at a time: `HTTPTransport` over HTTP, or, in a
+/// test, the gateway's router in memory.
+public protocol GatewayTransport: Sendable {
+    /// The answer to `request`, whole, within `timeout`; throws when none came.
+    func exchange(_ request: OnTheMapClient.Request, timeout: Duration) async throws -> OnTheMapClient.Answer
+}
+
+/// The calls over HTTP, through AsyncHTTPClient.
+public struct HTTPTransport: GatewayTransport {
+    let client: HTTPClient
+
+    public init(client: HTTPClient) {
+        self.client = client
+    }
+
+    public func exchange(_ request: OnTheMapClient.Request, timeout: Duration) async throws -> OnTheMapClient.Answer {
+        let response = try await client.execute(request.httpClientRequest, timeout: TimeAmount(timeout))
+        let buffer = try await response.body.collect(upTo: OnTheMapClient.maximumAnswerSize)
+        return OnTheMapClient.Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer.readableBytesView))
     }
 }

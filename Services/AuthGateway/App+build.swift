@@ -140,8 +140,8 @@ func buildRouter(
 
 /// The gateway's parts over one database client: identity and sessions, the clients of the services
 /// behind it, the latest-list cache and the live feed, the write path that forwards pins and the live stream.
-/// `hop` stands in for the connections to locations-service (router-level tests); `inMemory` keeps
-/// accounts, sessions and login failures in memory instead.
+/// `hop` stands in for the connections to locations-service (router-level tests); the tests'
+/// `GatewayParts.inMemory` (module `ServiceTwins`) keeps accounts, sessions and login failures in memory.
 struct GatewayParts {
     let database: Database
     /// For the outside services (Udacity, Facebook, a geocoder); locations-service has a client of its own.
@@ -176,7 +176,7 @@ struct GatewayParts {
     }
 
     /// With `listeningOn`, the session cache follows what every replica announces on that client.
-    private init(
+    init(
         _ configuration: GatewayConfiguration, database: Database, stores: GatewayStores, listeningOn client: PostgresClient?,
         registry: PrometheusCollectorRegistry, clock: any WallClock, logger: Logger, hop: (any LocationsHop)?
     ) {
@@ -258,22 +258,5 @@ struct GatewayParts {
         } else {
             signIn = nil
         }
-    }
-}
-
-extension GatewayParts {
-    /// The parts over accounts, sessions and login failures in memory, with a database client that never
-    /// connects: the health routes answer as in an outage. With no other replica there is nothing to hear,
-    /// so no session listener: the session cache holds nothing and every lookup asks the store.
-    static func inMemory(
-        _ configuration: GatewayConfiguration, registry: PrometheusCollectorRegistry,
-        clock: any WallClock = SystemClock(), logger: Logger, hop: (any LocationsHop)? = nil
-    ) -> GatewayParts {
-        let nowhere = PostgresClient(
-            configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
-            backgroundLogger: logger)
-        return GatewayParts(
-            configuration, database: Database(client: nowhere, logger: logger), stores: .inMemory(clock: clock),
-            listeningOn: nil, registry: registry, clock: clock, logger: logger, hop: hop)
     }
 }

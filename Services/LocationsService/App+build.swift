@@ -79,7 +79,8 @@ func buildRouter(
 }
 
 /// The service's parts over one database client: the log, the read model, the cache kept coherent across
-/// replicas, and the commands that write. With `log` given, the pins live there instead (`inMemory`).
+/// replicas, and the commands that write. With `log` given, the pins live there instead (the tests'
+/// `ServiceParts.inMemory`).
 struct ServiceParts {
     let database: Database
     let log: any LocationLog
@@ -155,23 +156,5 @@ struct ServiceParts {
         self.mapLists = mapLists
         self.maps = MapCommands(
             store: mapStore, didAppend: didAppend, clock: clock, defaultPinsPerStudent: pinsPerStudent, accessCache: mapAccess)
-    }
-}
-
-extension ServiceParts {
-    /// The parts over pins in `log`, with a database client that never connects: the health routes answer
-    /// as in an outage.
-    static func inMemory(
-        _ log: MemoryLocationLog, registry: PrometheusCollectorRegistry, logger: Logger, clock: any WallClock = SystemClock()
-    ) -> ServiceParts {
-        let nowhere = PostgresClient(
-            configuration: .init(host: "127.0.0.1", port: 9, username: "nobody", password: nil, database: nil, tls: .disable),
-            backgroundLogger: logger)
-        let parts = ServiceParts(client: nowhere, registry: registry, logger: logger, log: log, clock: clock)
-        // No other replica writes to these pins, so the cache needs no change listener to be trusted.
-        parts.cache.setCoherent(true)
-        parts.mapLists.setCoherent(true)
-        parts.maps.accessCache?.setCoherent(true)
-        return parts
     }
 }

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// `DELETE /v1/accounts/me` at the gateway's router: who may ask, and what the asker sees.
 @Suite struct AccountErasureRouteTests {

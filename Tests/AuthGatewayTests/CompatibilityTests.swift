@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// The exact requests existing clients send, and the exact bytes they depend on.
 @Suite struct CompatibilityTests {

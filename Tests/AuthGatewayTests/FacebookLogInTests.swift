@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// The apps' Facebook logins (`facebook_mobile`) checked by the gateway itself against a stand-in for
 /// Facebook's Graph API on loopback (`FakeFacebookGraph`), which speaks Graph's JSON.

@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// The gateway forwards only the public API it documents: nothing of locations-service's internal API is
 /// reachable through it, whatever the spelling, and nothing a client sends can change what the service is

@@ -5,6 +5,7 @@ import Testing
 
 @testable import AuthGateway
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// The public reads through the gateway's router, on every path family the apps use, with
 /// locations-service's router over pins in memory behind the hop: what a client sees of the list and of

@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// `GET /v1/geocode` as a client uses it before posting a pin.
 @Suite struct GeocodeTests {

@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// The feed's timing on a clock the test steps, over locations-service's router in memory: the heartbeat
 /// comes once per interval of that clock, and changes that come while the feed pauses after a change are

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// What someone guessing passwords, or creating accounts in bulk, gets out of the gateway: no more
 /// guesses than the limit, no fresh allowance for another spelling, no 500, no clue from the timing.

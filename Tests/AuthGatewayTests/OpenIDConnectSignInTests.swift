@@ -9,6 +9,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// Signing in with an OpenID Connect provider: a real one (`Tests/oidc/provider.py`, django-oidc-provider)
 /// on loopback, a browser that follows its redirects and fills in its login form, and the gateway.

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// Nobody writes as someone else, with a dead session, from another site, or by guessing passwords.
 @Suite struct SecurityTests {

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// The whole life of a student through the gateway.
 @Suite struct StudentLifeTests {

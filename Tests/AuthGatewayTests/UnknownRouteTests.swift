@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// What a client hears for a path the gateway does not serve, or a method a path does not take: the list
 /// comes from the router's own routes.

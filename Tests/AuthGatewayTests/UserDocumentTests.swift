@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// `GET /v1/users/{key}` as the strictest public apps decode it: every field the contract lists, of its type,
 /// none optional, at the top level and again under `"user"`.

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// One student, or one script with a session, cannot flood the map: past `WRITE_BURST` writes at once,
 /// the next waits for `WRITE_INTERVAL`, on every write route and path alias, from every replica. The tests

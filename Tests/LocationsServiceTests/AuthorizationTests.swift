@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// Only the gateway may call the service, writes name their actor, and only owners change pins.
 @Suite struct AuthorizationTests {

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// Hostile input at the service's edge: every query value, path segment and body field is bounded and
 /// refused in Parse's shape (400, or the contract's 404 for an id that names no pin), never a 500, and

@@ -4,6 +4,7 @@ import OnTheMapShared
 import Testing
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// Every documented way of asking for the list, on the service's router over pins in memory: which
 /// pins, in what order, which page, and a Parse-style 400 for what it cannot do. (The same queries in

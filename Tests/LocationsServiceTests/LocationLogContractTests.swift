@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// The two logs: the service's, in PostgreSQL, and the one in memory behind the router-level tests.
 enum LocationLogKind: String, CaseIterable, Sendable {

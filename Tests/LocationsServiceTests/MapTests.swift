@@ -9,6 +9,7 @@ import TestSupport
 import Testing
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// Class maps on the service, over PostgreSQL: a map's life as events and read models, who may do what on
 /// it, its pins apart from every other map's, and replay rebuilding all of it.

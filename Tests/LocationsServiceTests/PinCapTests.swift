@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// No student can have more than `PINS_PER_STUDENT` pins on the map: a post past it takes their oldest
 /// pin off, in the post's own transaction, and the log says why, so the read model, replay, the change feed

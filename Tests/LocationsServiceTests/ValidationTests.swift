@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// Every bad input gets a clear Parse-style error with the right status, and nothing is written.
 @Suite struct ValidationTests {

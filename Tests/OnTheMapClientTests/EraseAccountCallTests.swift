@@ -3,10 +3,11 @@ import OnTheMapShared
 import TestSupport
 import Testing
 
-/// `eraseAccount()` against the real gateway: the student leaves the present and the past.
+/// `eraseAccount()`: the student leaves the present and the past (against the gateway's router in memory),
+/// and a pending erasure (against the real gateway, its service stopped).
 @Suite(.serialized) struct EraseAccountCallTests {
     @Test func erasingAnAccountTakesItsPinsOutOfThePastAndEndsTheSession() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let past = try await KnownPast.make(system)
             let ada = past.ada
             let key = try #require(ada.session?.accountKey)

@@ -4,11 +4,11 @@ import OnTheMapShared
 import TestSupport
 import Testing
 
-/// The calls that read the log's past, against the real gateway: the list at a moment, a pin's history, the
+/// The calls that read the log's past, against the gateway's router in memory: the list at a moment, a pin's history, the
 /// GeoJSON feed.
 @Suite(.serialized) struct PastCallsTests {
     @Test func theListAtAMomentHasThePinsOfThatMoment() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let past = try await KnownPast.make(system)
             let anonymous = system.client()
             func places(at moment: Timestamp) async throws -> [String] {
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func aBadMomentIsRefusedWithTheGatewaysMessage() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let client = system.client()
             #expect(
                 await thrownError { try await client.list(.init(at: Moment("last tuesday"))) }
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func aPinsHistoryIsItsEventsOldestFirstWithWhatChanged() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let past = try await KnownPast.make(system)
             let history = try await system.client().history(past.pin)
             #expect(history.objectId == past.pin)
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func theGeoJSONFeedHasThePinsAsPointsAtLongitudeLatitude() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let past = try await KnownPast.make(system)
             struct Feed: Decodable {
                 struct Feature: Decodable {

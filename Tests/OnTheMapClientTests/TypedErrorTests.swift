@@ -4,7 +4,8 @@ import OnTheMapShared
 import TestSupport
 import Testing
 
-/// Each of the library's errors, produced by a real answer of the real gateway (or by no answer at all).
+/// Each of the library's errors, produced by a real answer of the gateway's router in memory, of the real
+/// gateway with its service stopped, or by no answer at all.
 @Suite(.serialized) struct TypedErrorTests {
     @Test func nothingListeningIsUnreachableWithinTwoSeconds() async throws {
         let gateway = deadGatewayURL()
@@ -15,7 +16,7 @@ import Testing
     }
 
     @Test func aWrongPasswordIsWrongCredentialsAndRepeatedGuessesAreThrottledWithTheWait() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             _ = try await system.student("ada@example.com")
             let client = system.client()
             #expect(await thrownError { try await client.logIn(email: "ada@example.com", password: "not my password") } == .wrongCredentials)
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func anEndedSessionIsNotLoggedIn() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let ada = try await system.student("ada@example.com")
             #expect(try await ada.me().fullName == "Ada Lovelace")
             try await ada.logOut()
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func anotherStudentsPinIsNotYours() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let ada = try await system.student("ada@example.com")
             let grace = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
             let id = try await ada.postPin("Berlin")
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func refusedInputCarriesTheGatewaysMessage() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let ada = try await system.student("ada@example.com")
             let link = await thrownError { try await ada.postPin("Berlin", link: "javascript:alert(1)") }
             guard case .refused(let message, _) = link else {
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func anUnknownPinOrPlaceIsNotFound() async throws {
-        try await ClientSystem.with { system in
+        try await MemorySystem.with { system in
             let ada = try await system.student("ada@example.com")
             #expect(await thrownError { try await ada.delete(ObjectID("AAAAAAAAAA")) } == .notFound(message: "Object not found."))
             guard case .notFound = await thrownError({ try await ada.geocode("Qqqxxzzy Nowhere") }) else {

@@ -3,8 +3,8 @@ import PostgresNIO
 import ServiceKit
 
 /// Who can log in: local accounts with their password hashes, and copies of what other identity providers
-/// said. `PostgresAccountStore` is the gateway's; `MemoryAccountStore` holds the same in memory, for
-/// router-level tests of what is decided above the store.
+/// said. `PostgresAccountStore` is the gateway's; the tests' `MemoryAccountStore` (module
+/// `ServiceTwins`) holds the same in memory, for router-level tests of what is decided above the store.
 protocol AccountStore: Sendable {
     /// A new local account; `AccountStoreError.emailTaken` when a local account has this address's key.
     func createLocal(email: EmailAddress, passwordHash: String, firstName: String, lastName: String) async throws -> Account

@@ -4,8 +4,9 @@ import PostgresNIO
 import ServiceKit
 
 /// The failed logins (and sign-ups) `LoginThrottle` counts, by subject: an account, a client address.
-/// `PostgresLoginFailureStore` is the gateway's, shared by every replica; `MemoryLoginFailureStore` holds
-/// the same in memory, for router-level tests of what is decided above the store.
+/// `PostgresLoginFailureStore` is the gateway's, shared by every replica; the tests'
+/// `MemoryLoginFailureStore` (module `ServiceTwins`) holds the same in memory, for router-level tests of what
+/// is decided above the store.
 protocol LoginFailureStore: Sendable {
     /// Counts the attempt as a failure of each of its subjects at `moment`, unless one of them already has
     /// its limit (`limits`, in the order of the subjects) of failures within `window` before `moment`: then

@@ -4,8 +4,8 @@ import PostgresNIO
 import ServiceKit
 
 /// The sessions opened at login: only a hash of each token is kept, and a session is live until it expires
-/// or is revoked. `PostgresSessionStore` is the gateway's; `MemorySessionStore` holds the same in memory,
-/// for router-level tests of what is decided above the store.
+/// or is revoked. `PostgresSessionStore` is the gateway's; the tests' `MemorySessionStore`
+/// (module `ServiceTwins`) holds the same in memory, for router-level tests of what is decided above the store.
 protocol SessionStore: Sendable {
     /// A new session for the account, expiring `lifetime` from now; `SessionStoreError.accountDisabled` while
     /// an operator has the account disabled.

@@ -365,3 +365,14 @@ struct UnknownEventType: Error, CustomStringConvertible {
     let type: String
     var description: String { "the event log holds an event of unknown type \(type)" }
 }
+
+extension RecordedEvent {
+    init(position: LogPosition, type: LocationEventType, streamVersion: Int, change: LocationChange, recordedAt: Timestamp, map: String = "") {
+        self.map = map
+        self.position = position
+        self.type = type
+        self.streamVersion = streamVersion
+        self.change = change
+        self.recordedAt = recordedAt
+    }
+}

@@ -2,8 +2,9 @@ import OnTheMapShared
 
 /// What the routes and commands need of the event log and its read model: appends that check the
 /// stream's version, the pins as they are now, and the log in commit order for followers.
-/// `PostgresLocationLog` is the service's; `MemoryLocationLog` holds the same in memory, for router-level
-/// tests of what is decided above the store (the contract's shapes, validation, ownership, versions).
+/// `PostgresLocationLog` is the service's; the tests' `MemoryLocationLog` (module `ServiceTwins`) holds the
+/// same in memory, for router-level tests of what is decided above the store (the contract's shapes,
+/// validation, ownership, versions).
 protocol LocationLog: Sendable {
     /// A new pin's `LocationPosted` event; `EventStore.AppendError.duplicateIdempotencyKey` when the
     /// actor already used the metadata's idempotency key.

@@ -4,6 +4,7 @@ import ServiceKit
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// What `AccountStore` decides, the same in PostgreSQL and in memory: who has an account, by which address
 /// or identity, whether it may log in, and what is left of it once erased.

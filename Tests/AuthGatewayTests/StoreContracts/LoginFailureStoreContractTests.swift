@@ -4,6 +4,7 @@ import ServiceKit
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// What `LoginFailureStore` decides, the same in PostgreSQL (`auth.count_attempt`) and in memory: how many
 /// failed logins each subject may have within the window, and how long a refused attempt is told to wait.

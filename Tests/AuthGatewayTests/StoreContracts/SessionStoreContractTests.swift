@@ -4,6 +4,7 @@ import ServiceKit
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// What `SessionStore` decides, the same in PostgreSQL and in memory: which token opens which account, and
 /// until when, by the store's clock.

@@ -4,6 +4,7 @@ import ServiceKit
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// What `SignInStore` decides, the same in PostgreSQL and in memory: a sign-in on its way through the
 /// provider, and a command line's handoff, are each taken at most once and only before they expire. Time is

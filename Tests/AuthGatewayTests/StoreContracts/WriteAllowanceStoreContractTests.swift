@@ -4,6 +4,7 @@ import ServiceKit
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// What `WriteAllowanceStore` decides, the same in PostgreSQL (`auth.take_writes`) and in memory: each
 /// subject's burst, one write back per interval, and the wait a refused write is told. The memory twin is

@@ -11,6 +11,7 @@ import ServiceKit
 import TestSupport
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// A real locations-service process and the gateway in front of it on a real socket, on a fresh database.
 struct GatewayFixture: Sendable {
@@ -55,12 +56,6 @@ func withSecondReplica(of fixture: GatewayFixture, _ body: @escaping @Sendable (
     try await buildApplication(configuration, logger: TestDatabase.logger).testLive(body)
 }
 
-/// Where the router-level gateway keeps accounts, sessions and login failures. What the stores decide
-/// (expiry, throttle windows, one account per address) is tested over both.
-enum GatewayStoresKind: String, CaseIterable, Sendable {
-    case memory, postgres
-}
-
 /// The gateway's stores alone, as `GatewayStores` makes them: in memory, or on a fresh database with its
 /// migrations run. Sessions expire by `clock`. A body whose every `try` is inside `#expect` says `async throws`
 /// itself: a closure's effects are inferred from its body before the macro is expanded.
@@ -76,79 +71,6 @@ func withGatewayStores(
             try await Migrations.migrator(client, logger: TestDatabase.logger).migrate()
             try await body(.postgres(Database(client: client, logger: TestDatabase.logger), clock: clock))
         }
-    }
-}
-
-/// The gateway's router alone, without a server, with locations-service's router over pins in memory
-/// behind its hop: every route as the gateway answers it. Accounts, sessions and login failures are in
-/// memory (`GatewayParts.inMemory`; each request comes from `peer`, as from a socket's) or, `over: .postgres`,
-/// on a fresh database (with no peer address). Without a database, `/readyz` answers as in an outage.
-/// Each student may have `pinsPerStudent` pins on the map.
-func withGatewayRouter(
-    over stores: GatewayStoresKind = .memory,
-    clock: any WallClock = SystemClock(),
-    peer: String = "127.0.0.1",
-    pinsPerStudent: Int = defaultPinsPerStudent,
-    configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
-    _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
-) async throws {
-    if stores == .postgres {
-        return try await withRoutedGateway(clock: clock, pinsPerStudent: pinsPerStudent, configure: configure, body)
-    }
-    let nowhere = "127.0.0.1:9"
-    var configuration = try GatewayConfiguration.fromEnvironment([
-        "DATABASE_URL": "postgres://nobody@\(nowhere)/nothing", "LOCATIONS_URL": "http://\(nowhere)",
-        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-    ])
-    configuration.passwordCost = 4
-    configure(&configuration)
-    let registry = PrometheusCollectorRegistry()
-    let address = try SocketAddress(ipAddress: peer, port: 40_000)
-    try await withMemoryLocations(pinsPerStudent: pinsPerStudent) { locations in
-        let parts = GatewayParts.inMemory(configuration, registry: registry, clock: clock, logger: TestDatabase.logger, hop: locations)
-        let router = try buildRouter(
-            parts, configuration, counters: RequestCounters(registry: registry), registry: registry, logger: TestDatabase.logger)
-        let responder = FromPeer(router: router.router.buildResponder(), peer: address)
-        do {
-            try await Application(responder: responder).test(.router) { try await body($0, locations) }
-        } catch {
-            try await parts.httpClient.shutdown()
-            throw error
-        }
-        try await parts.httpClient.shutdown()
-    }
-}
-
-/// The gateway's router on a fresh database, as `buildApplication` wires it.
-private func withRoutedGateway(
-    clock: any WallClock,
-    pinsPerStudent: Int,
-    configure: @Sendable (inout GatewayConfiguration) -> Void,
-    _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
-) async throws {
-    let database = try await TestDatabase.create()
-    var configuration = try GatewayConfiguration.fromEnvironment([
-        "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:9",
-        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-    ])
-    configuration.passwordCost = 4
-    configure(&configuration)
-    try await withMemoryLocations(pinsPerStudent: pinsPerStudent) { locations in
-        let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger, hop: locations)
-        try await app.test(.router) { client in try await body(client, locations) }
-    }
-}
-
-/// The router, answering each request as if it came from `peer`: Hummingbird's router tests connect no
-/// socket, so their requests have no client address, and limits kept per address would never apply.
-struct FromPeer<Router: HTTPResponder>: HTTPResponder where Router.Context == GatewayRequestContext {
-    let router: Router
-    let peer: SocketAddress
-
-    func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
-        let channel = NIOAsyncTestingChannel()
-        channel.remoteAddress = peer
-        return try await router.respond(to: request, context: GatewayRequestContext(source: .init(channel: channel, logger: context.logger)))
     }
 }
 

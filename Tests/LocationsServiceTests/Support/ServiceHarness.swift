@@ -10,6 +10,7 @@ import ServiceKit
 import TestSupport
 
 @testable import LocationsService
+@testable import ServiceTwins
 
 /// Runs the real application on a real socket against a fresh database.
 func withLiveService(

@@ -6,7 +6,7 @@ import Testing
 
 /// The whole system as a student meets it: locations-service and the gateway as real processes on a
 /// fresh database. A second gateway on the same database and service stands in for another machine.
-final class ClientSystem: @unchecked Sendable {
+final class ClientSystem: StudentSystem, @unchecked Sendable {
     let database: TestDatabase
     let locations: ServiceProcess
     private(set) var gateway: ServiceProcess
@@ -75,15 +75,8 @@ final class ClientSystem: @unchecked Sendable {
 
     func client(_ session: Session? = nil) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
 
-    /// A new student, signed up and logged in.
-    func student(
-        _ email: String, firstName: String = "Ada", lastName: String = "Lovelace",
-        password: String = "correct horse battery"
-    ) async throws -> OnTheMapClient {
-        let client = client()
-        try await client.signUp(email: email, password: password, firstName: firstName, lastName: lastName)
-        return self.client(try await client.logIn(email: email, password: password))
-    }
+    /// Nothing: the processes tell the machine's time, which moves between two requests.
+    func passTime() {}
 }
 
 extension CLI {

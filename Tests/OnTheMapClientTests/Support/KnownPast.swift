@@ -17,17 +17,21 @@ struct KnownPast {
     static let berlin = LocationInput(mapString: "Berlin, Germany", mediaURL: "https://ada.example", latitude: 52.52, longitude: 13.4)
     static let paris = LocationInput(mapString: "Paris, France", latitude: 48.8566, longitude: 2.3522)
 
-    static func make(_ system: ClientSystem) async throws -> KnownPast {
+    static func make(_ system: some StudentSystem) async throws -> KnownPast {
         try await make(system, ada: system.student("ada@example.com"))
     }
 
     /// With `ada` as Ada's client: a session of an account the command line is logged in to, say.
-    static func make(_ system: ClientSystem, ada: OnTheMapClient) async throws -> KnownPast {
+    static func make(_ system: some StudentSystem, ada: OnTheMapClient) async throws -> KnownPast {
         let grace = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
         let lima = try await grace.postPin("Lima, Peru", latitude: -12.05, longitude: -77.04, link: "https://grace.example")
+        system.passTime()
         let pin = try await ada.post(berlin).objectId
+        system.passTime()
         _ = try await ada.update(pin, paris)
+        system.passTime()
         try await ada.delete(pin)
+        system.passTime()
         let history = try await system.client().history(pin)
         try #require(history.results.map(\.event) == [.posted, .moved, .deleted], "\(history)")
         let (posted, moved, deleted) = (history.results[0].at, history.results[1].at, history.results[2].at)

@@ -1,6 +1,9 @@
+#if DEBUG
 import Foundation
 import OnTheMapShared
 import Synchronization
+
+@testable import LocationsService
 
 /// The log and its read model in memory, for one process: each append is its own transaction, so every
 /// event is readable by followers at once. Filters compare as PostgreSQL compares the columns (numbers as
@@ -239,14 +242,4 @@ final class MemoryLocationLog: LocationLog {
         }
     }
 }
-
-extension RecordedEvent {
-    init(position: LogPosition, type: LocationEventType, streamVersion: Int, change: LocationChange, recordedAt: Timestamp, map: String = "") {
-        self.map = map
-        self.position = position
-        self.type = type
-        self.streamVersion = streamVersion
-        self.change = change
-        self.recordedAt = recordedAt
-    }
-}
+#endif

@@ -1,6 +1,9 @@
+#if DEBUG
 import OnTheMapShared
 import ServiceKit
 import Synchronization
+
+@testable import AuthGateway
 
 /// The sessions in memory, for one process, over the accounts of a `MemoryAccountStore`: a lookup answers
 /// the account as it is now, and expiry is decided by the same clock that set it.
@@ -67,3 +70,4 @@ final class MemorySessionStore: SessionStore {
         return (account, session.expiresAt)
     }
 }
+#endif

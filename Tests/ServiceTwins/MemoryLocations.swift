@@ -1,3 +1,4 @@
+#if DEBUG
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -33,7 +34,7 @@ struct MemoryLocations: LocationsHop {
                 body: RequestBody(buffer: body ?? ByteBuffer()))
             let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: TestDatabase.logger))
             let response = try await responder.respond(to: request, context: context)
-            var collected = Collected()
+            let collected = Collected()
             try await response.body.write(collected.writer)
             var answerHeaders = HTTPHeaders()
             for field in response.headers { answerHeaders.add(name: field.name.canonicalName, value: field.value) }
@@ -63,13 +64,13 @@ struct MemoryLocations: LocationsHop {
 let defaultPinsPerStudent = PinCap.defaultPinsPerStudent
 
 /// locations-service's router over a fresh `MemoryLocationLog` (with `pinsPerStudent`), its latest-list
-/// cache running, for `body`.
+/// cache running, for `body`. Its writes take their moments from `clock`.
 func withMemoryLocations<T: Sendable>(
-    pinsPerStudent: Int = PinCap.defaultPinsPerStudent, _ body: (MemoryLocations) async throws -> T
+    pinsPerStudent: Int = PinCap.defaultPinsPerStudent, clock: any WallClock = SystemClock(), _ body: (MemoryLocations) async throws -> T
 ) async throws -> T {
     let registry = PrometheusCollectorRegistry()
     let log = MemoryLocationLog(pinsPerStudent: pinsPerStudent)
-    let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger)
+    let parts = ServiceParts.inMemory(log, registry: registry, logger: TestDatabase.logger, clock: clock)
     let routes = LocationsService.buildRouter(
         parts, token: InternalToken(TestDatabase.internalToken), counters: RequestCounters(registry: registry), registry: registry)
     return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -78,3 +79,4 @@ func withMemoryLocations<T: Sendable>(
         return try await body(MemoryLocations(log: log, responder: routes.router.buildResponder()))
     }
 }
+#endif

@@ -1,6 +1,9 @@
+#if DEBUG
 import Foundation
 import OnTheMapShared
 import Synchronization
+
+@testable import AuthGateway
 
 /// The failed logins in memory, for one process, counted as `auth.count_attempt` counts them: at the
 /// moment given, each attempt checked and counted in one step under one lock.
@@ -57,3 +60,4 @@ final class MemoryLoginFailureStore: LoginFailureStore {
         failures.withLock { $0[subject] = nil }
     }
 }
+#endif

@@ -1,4 +1,9 @@
+#if DEBUG
+import OnTheMapShared
+import ServiceKit
 import Synchronization
+
+@testable import AuthGateway
 
 /// The accounts in memory, for one process: keys are unique, and so is a local account's address key,
 /// as the table's unique index makes them.
@@ -174,3 +179,4 @@ final class MemoryAccountStore: AccountStore {
         }
     }
 }
+#endif

@@ -1,0 +1,52 @@
+import OnTheMapClient
+import OnTheMapShared
+import ServiceKit
+
+@testable import ServiceTwins
+
+/// What a program on the library meets: a gateway whose students sign up and log in.
+protocol StudentSystem: Sendable {
+    /// A client of this system's gateway, with `session` if given.
+    func client(_ session: Session?) -> OnTheMapClient
+    /// Time passing between two steps, so that each has a moment of its own.
+    func passTime()
+}
+
+extension StudentSystem {
+    func client() -> OnTheMapClient { client(nil) }
+
+    /// A new student, signed up and logged in.
+    func student(
+        _ email: String, firstName: String = "Ada", lastName: String = "Lovelace", password: String = "correct horse battery"
+    ) async throws -> OnTheMapClient {
+        let client = client()
+        try await client.signUp(email: email, password: password, firstName: firstName, lastName: lastName)
+        return self.client(try await client.logIn(email: email, password: password))
+    }
+}
+
+/// The gateway in memory: its router, with locations-service's over pins in memory behind its hop, and every
+/// call of a client handed to it without a socket, a process or a database (`withGatewayRouter`). The
+/// library's behaviour is tested here; `ClientSystem` keeps the real processes for what needs them.
+struct MemorySystem: StudentSystem {
+    /// The base URL the clients name; nothing listens there.
+    static let url = "http://gateway.test"
+
+    let transport: RouterTransport
+    /// The time both routers tell: it moves when a test says.
+    let clock: ManualClock
+
+    static func with(_ body: @escaping @Sendable (MemorySystem) async throws -> Void) async throws {
+        let clock = ManualClock()
+        try await withGatewayRouter(clock: clock) { router, _ in
+            try await body(MemorySystem(transport: RouterTransport(router: router), clock: clock))
+        }
+    }
+
+    /// A second.
+    func passTime() { clock.advance(by: .seconds(1)) }
+
+    func client(_ session: Session?) -> OnTheMapClient {
+        OnTheMapClient(gateway: Self.url, session: session, transport: transport)
+    }
+}
