@@ -45,11 +45,21 @@ import Testing
         return id
     }
 
-    /// A moment strictly between what came before and what comes after.
+    /// A moment strictly between what came before and what comes after: the first millisecond of the clock
+    /// after the one it read, and it returns once that millisecond has passed too.
     static func moment() async throws -> String {
-        try await Task.sleep(for: .milliseconds(5))
-        let now = Timestamp.now().iso8601
-        try await Task.sleep(for: .milliseconds(5))
+        let moment = await nextMillisecond(after: Timestamp.now())
+        _ = await nextMillisecond(after: moment)
+        return moment.iso8601
+    }
+
+    /// The clock's time once it has moved past `earlier` (within a millisecond, yielding meanwhile).
+    static func nextMillisecond(after earlier: Timestamp) async -> Timestamp {
+        var now = Timestamp.now()
+        while now <= earlier {
+            await Task.yield()
+            now = Timestamp.now()
+        }
         return now
     }
 

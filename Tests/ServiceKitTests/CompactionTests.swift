@@ -27,8 +27,10 @@ import Testing
                 #expect(refusal?.transactions.contains { $0.hasPrefix("pid \(readerPID ?? 0) ") } == true, "\(String(describing: refusal))")
                 #expect(refusal?.description.contains("pg_terminate_backend") == true, "\(String(describing: refusal))")
 
-                async let compacted: Void = Compaction.run(tables: ["notes"], on: client, logger: TestDatabase.logger, wait: .seconds(30))
-                try await Task.sleep(for: .milliseconds(300))
+                // The reader ends once the compaction says it waits for it, and the compaction goes on.
+                let log = CapturedLog()
+                async let compacted: Void = Compaction.run(tables: ["notes"], on: client, logger: log.logger(), wait: .seconds(30))
+                #expect(await log.contains("compaction waits for transactions", within: .seconds(30)), "\(log.all)")
                 try await reader.query("COMMIT", logger: TestDatabase.logger)
                 try await compacted
             }

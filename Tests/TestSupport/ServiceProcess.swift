@@ -91,11 +91,10 @@ public final class ServiceProcess: @unchecked Sendable {
         }
         guard requestedPort == nil || requestedPort == bound else { throw HarnessError("asked for port \(port), listens on \(bound):\n\(output)") }
         boundPort.withLock { $0 = bound }
-        let deadline = ContinuousClock.now + timeout
-        var (status, answer) = try await get("/readyz", token: false)
-        while status != 200, ContinuousClock.now < deadline, !log.ended {
-            try await Task.sleep(for: .milliseconds(50))
+        var (status, answer) = (0, "")
+        _ = try await waitFor(within: timeout, every: .milliseconds(50)) {
             (status, answer) = try await get("/readyz", token: false)
+            return status == 200 || log.ended
         }
         guard status == 200 else { throw HarnessError("listening but not ready: \(status) \(answer)\n\(output)") }
     }

@@ -33,17 +33,17 @@ enum LocationCommandsHarness {
     /// may hold it back a while.
     static func allEvents(_ client: PostgresClient) async throws -> [RecordedEvent] {
         let total = try await eventTotal(client)
-        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-        while true {
+        var events: [RecordedEvent] = []
+        _ = try await waitFor(within: .seconds(30), every: .milliseconds(50)) {
             let rows = try await client.query(
                 """
                 SELECT \(unescaped: RecordedEvent.columns) FROM locations.events
                 WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY transaction_id, position
                 """, logger: TestDatabase.logger)
-            let events = try await rows.collect().map(RecordedEvent.init)
-            if events.count >= total || ContinuousClock.now > deadline { return events }
-            try await Task.sleep(for: .milliseconds(50))
+            events = try await rows.collect().map(RecordedEvent.init)
+            return events.count >= total
         }
+        return events
     }
 
     static func eventTotal(_ client: PostgresClient) async throws -> Int {
