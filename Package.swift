@@ -311,9 +311,11 @@ let package = Package(
             name: "OnTheMapClientTests",
             dependencies: [
                 "OnTheMapClient",
+                "OnTheMapCLI",
                 "OnTheMapShared",
                 "ServiceTwins",
                 "TestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Tests/OnTheMapClientTests"

@@ -4,7 +4,7 @@ import Foundation
 enum Browser {
     /// The opener's path; nil on a server, where there is no browser to open.
     static func opener() -> String? {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = Console.current.environment
         let path = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
         func find(_ name: String) -> String? {
             if name.hasPrefix("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }

@@ -23,7 +23,7 @@ enum BrowserLogIn {
             Terminal.standardError(Terminal.errorStyle("cancelled"))
             Foundation.exit(ExitStatus.cancelled.rawValue)
         }
-        defer { interrupt.cancel() }
+        defer { interrupt?.cancel() }
 
         let proof = ProofKey()
         let url = client.browserSignInURL(returningTo: loopback.uri, proof: proof)

@@ -30,7 +30,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// The gateway URL in one spelling, so one gateway has one session file.
     var gatewayURL: String {
-        var url = (gateway ?? ProcessInfo.processInfo.environment["ONTHEMAP_GATEWAY"]).flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultGateway
+        var url = (gateway ?? Console.current.environment["ONTHEMAP_GATEWAY"]).flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultGateway
         url = url.trimmingCharacters(in: .whitespaces)
         if !url.contains("://") { url = "http://" + url }
         while url.hasSuffix("/") { url.removeLast() }
@@ -39,7 +39,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// A client of the gateway, with the stored session when there is one.
     func client(session: Session? = nil) -> OnTheMapClient {
-        var client = OnTheMapClient(gateway: gatewayURL, session: session)
+        var client = OnTheMapClient(gateway: gatewayURL, session: session, transport: Console.current.transport)
         if verbose {
             client.exchangeLog = { text in Terminal.standardError(text) }
         }

@@ -28,7 +28,7 @@ enum Prompts {
 
     /// The first line of stdin, without its line end.
     static func passwordFromStandardInput() throws -> String {
-        guard let line = Terminal.readLine(STDIN_FILENO), !line.isEmpty else {
+        guard let line = Terminal.standardInputLine(), !line.isEmpty else {
             throw CommandFailure("--password-stdin: stdin held no password", .usage)
         }
         return line

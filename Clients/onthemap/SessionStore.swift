@@ -8,7 +8,7 @@ import OnTheMapClient
 struct SessionStore {
     let folder: URL
 
-    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(environment: [String: String] = Console.current.environment) {
         let base: URL
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             base = URL(fileURLWithPath: config)

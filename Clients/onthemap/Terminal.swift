@@ -9,11 +9,11 @@ import Darwin
 /// What the person at the other end can see: a terminal gets colour, prompts and a spinner; a pipe gets
 /// plain, stable text.
 enum Terminal {
-    static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+    static func isTerminal(_ descriptor: Int32) -> Bool { Console.current.isProcess && isatty(descriptor) == 1 }
 
     /// Colour only on a terminal, never with `NO_COLOR` (https://no-color.org) or `TERM=dumb`.
     static func colours(_ descriptor: Int32) -> Bool {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = Console.current.environment
         guard isTerminal(descriptor), environment["NO_COLOR"].map(\.isEmpty) ?? true else { return false }
         return environment["TERM"] != "dumb"
     }
@@ -38,25 +38,37 @@ enum Terminal {
         guard isTerminal(STDOUT_FILENO) else { return nil }
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init) ?? 80
+        return Console.current.environment["COLUMNS"].flatMap(Int.init) ?? 80
     }
 
     static func standardOutput(_ text: String) {
-        write(STDOUT_FILENO, text + "\n")
+        standardOutput(bytes: Array(text.utf8))
     }
 
     /// Bytes as the gateway sent them (its JSON), ended by a newline, for the program reading stdout.
     static func standardOutput(bytes: [UInt8]) {
-        FileHandle.standardOutput.write(Data(bytes + [UInt8(ascii: "\n")]))
+        if let output = Console.current.output { return output(bytes + [UInt8(ascii: "\n")]) }
+        write(STDOUT_FILENO, bytes + [UInt8(ascii: "\n")])
     }
 
     static func standardError(_ text: String) {
+        if let errors = Console.current.errors { return errors(Array((text + "\n").utf8)) }
         Spinner.clearLine()
         write(STDERR_FILENO, text + "\n")
     }
 
+    /// The next line of stdin, without its line end; nil at the end.
+    static func standardInputLine() -> String? {
+        if let input = Console.current.input { return input() }
+        return readLine(STDIN_FILENO)
+    }
+
     static func write(_ descriptor: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
+        write(descriptor, Array(text.utf8))
+    }
+
+    static func write(_ descriptor: Int32, _ text: [UInt8]) {
+        var bytes = text[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR { continue }
@@ -69,11 +81,13 @@ enum Terminal {
     /// watch is cancelled. The signal's handler is in place before this returns, and it only writes a byte to a
     /// pipe that a read source drains: a Ctrl-C that comes before the main queue looks is kept in the pipe,
     /// never dropped (a signal source arms itself later, and a SIGINT set to be ignored until then was lost).
-    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> InterruptWatch {
-        InterruptWatch(handler)
+    /// Within a program that runs the command inside itself, SIGINT is that program's: nothing is watched.
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> InterruptWatch? {
+        Console.current.isProcess ? InterruptWatch(handler) : nil
     }
     /// The controlling terminal, for prompts even when stdin or stdout is redirected.
     private static func openTTY() throws -> Int32 {
+        guard Console.current.isProcess else { throw CommandFailure("no terminal to ask on", .usage) }
         let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY)
         guard descriptor >= 0 else { throw CommandFailure("no terminal to ask on", .usage) }
         return descriptor

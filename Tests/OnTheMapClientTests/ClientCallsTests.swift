@@ -44,7 +44,7 @@ import Testing
             _ = try await client.me()
             try await client.logOut()
             let text = lines.text
-            #expect(text.contains("> POST \(MemorySystem.url)/v1/session"))
+            #expect(text.contains("> POST \(system.url)/v1/session"))
             #expect(text.contains("< 200"))
             #expect(!text.contains("correct horse battery"))
             #expect(!text.contains(session.id))

@@ -4,110 +4,122 @@ import OnTheMapShared
 import TestSupport
 import Testing
 
-/// The `onthemap` binary against the real system, as a student at a terminal or a script in a pipe uses it.
+/// `onthemap` as a student at a terminal or a script in a pipe uses it: the commands in this process on the
+/// gateway in memory, and the real binary against the real system for what needs a terminal, a socket or
+/// the live stream.
 @Suite(.serialized) struct CommandLineTests {
     static let password = "correct horse battery"
 
     @Test func theWholeStudentFlow() async throws {
-        try await ClientSystem.with { system in
-            let cli = CLI(gateway: system.url)
-            let signUp = try await cli.run(
+        try await MemorySystem.with { system in
+            let cli = MemoryCLI(system)
+            let signUp = await cli.run(
                 [
                     "signup", "--email", "ada@example.com", "--first-name", "Ada", "--last-name", "Lovelace",
                     "--password-stdin",
                 ], input: Self.password + "\n")
             #expect(signUp.status == 0, "\(signUp)")
-            let login = try await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n")
+            let login = await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n")
             #expect(login.status == 0, "\(login)")
             #expect(login.output == "logged in as Ada Lovelace <ada@example.com> on \(system.url)\n")
 
-            let whoami = try await cli.run(["whoami"])
+            let whoami = await cli.run(["whoami"])
             #expect(whoami.status == 0)
             #expect(whoami.output.hasPrefix("Ada Lovelace <ada@example.com> · key "), "\(whoami)")
 
-            let post = try await cli.run(["post", "--location", "Patiala, Punjab", "--link", "example.com/ada", "--yes"])
+            let post = await cli.run(["post", "--location", "Patiala, Punjab", "--link", "example.com/ada", "--yes"])
             #expect(post.status == 0, "\(post)")
             let id = post.output.trimmingCharacters(in: .newlines)
             #expect(ObjectID(id).isWellFormed, "\(post)")
 
-            let json = try await cli.run(["list", "--json"])
+            let json = await cli.run(["list", "--json"])
             #expect(json.status == 0)
             let list = try JSONDecoder().decode(StudentLocationList.self, from: Data(json.output.utf8))
             let pin = try #require(list.results.first { $0.objectId.rawValue == id })
             #expect(abs(pin.latitude - 30.34) <= 0.3 && abs(pin.longitude - 76.39) <= 0.3, "\(pin)")
             #expect(pin.mediaURL == "https://example.com/ada" && pin.mapString == "Patiala, Punjab")
-            // The list came gzipped (it is past the 256 bytes the gateway codes from) and reads the same.
-            #expect(json.output.utf8.count > 256, "\(json.output)")
-            let verbose = try await cli.run(["list", "--json", "--verbose"])
-            #expect(verbose.status == 0 && verbose.output == json.output, "\(verbose)")
-            #expect(verbose.errors.lowercased().contains("< content-encoding: gzip"), "\(verbose.errors)")
 
-            let table = try await cli.run(["list"])
+            let table = await cli.run(["list"])
             let lines = table.output.split(separator: "\n")
             #expect(lines.first?.hasPrefix("NAME          PLACE            LINK                     AGE") == true, "\(table.output)")
             #expect(lines.dropFirst().first == "Ada Lovelace  Patiala, Punjab  https://example.com/ada  just now")
 
-            let overwrite = try await cli.run(["post", "--location", "Berlin, Germany", "--link", "https://udacity.com", "--yes"])
+            let overwrite = await cli.run(["post", "--location", "Berlin, Germany", "--link", "https://udacity.com", "--yes"])
             #expect(overwrite.status == 0, "\(overwrite)")
             #expect(overwrite.output.trimmingCharacters(in: .newlines) == id, "the pin was moved, not added")
-            let mine = try await cli.run(["list", "--mine", "--json"])
+            let mine = await cli.run(["list", "--mine", "--json"])
             let moved = try JSONDecoder().decode(StudentLocationList.self, from: Data(mine.output.utf8)).results
             #expect(moved.map(\.mapString) == ["Berlin, Germany"])
 
-            let delete = try await cli.run(["delete", "--yes"])
+            let delete = await cli.run(["delete", "--yes"])
             #expect(delete.status == 0 && delete.output == "deleted \(id)\n", "\(delete)")
-            let logout = try await cli.run(["logout"])
+            let logout = await cli.run(["logout"])
             #expect(logout.status == 0, "\(logout)")
             #expect(
                 !FileManager.default.fileExists(
-                    atPath: cli.configFolder.appendingPathComponent("session-http___127.0.0.1_\(system.gateway.port).json").path))
-            let after = try await cli.run(["whoami"])
+                    atPath: cli.configFolder.appendingPathComponent("session-http___gateway.test.json").path))
+            let after = await cli.run(["whoami"])
             #expect(after.status == 5)
             #expect(after.errors == "not logged in to \(system.url); log in with: onthemap login\n")
         }
     }
 
     @Test func aWrongPasswordAndAnUnreachableGatewayFailFastWithTheirOwnMessageAndCode() async throws {
-        try await ClientSystem.with { system in
-            let cli = CLI(gateway: system.url)
+        try await MemorySystem.with { system in
+            let cli = MemoryCLI(system)
             _ = try await system.student("ada@example.com")
-            let wrong = try await cli.run(["login", "ada@example.com", "--password-stdin"], input: "not my password\n")
+            let wrong = await cli.run(["login", "ada@example.com", "--password-stdin"], input: "not my password\n")
             #expect(wrong.status == 4)
             #expect(wrong.errors == "wrong email or password\n")
             #expect(wrong.output.isEmpty)
             #expect(wrong.elapsed < .seconds(2))
         }
         let dead = deadGatewayURL()
-        let unreachable = try await CLI(gateway: dead).run(["list"])
+        let unreachable = await MemoryCLI(gateway: dead).run(["list"])
         #expect(unreachable.status == 3)
         #expect(unreachable.errors == "cannot reach \(dead): connection refused. Is the gateway up? (scripts/up.sh)\n")
         #expect(unreachable.elapsed < .seconds(2))
     }
 
     @Test func sessionsAreKeptPrivatelyOnePerGateway() async throws {
-        try await ClientSystem.with { system in
-            let other = try await system.secondGateway()
-            defer { other.terminate() }
-            let otherURL = "http://127.0.0.1:\(other.port)"
-            _ = try await system.student("ada@example.com")
-            _ = try await system.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
-            let cli = CLI(gateway: system.url)
-            #expect(try await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n").status == 0)
-            #expect(
-                try await cli.run(["login", "grace@example.com", "--password-stdin", "--gateway", otherURL], input: Self.password + "\n").status == 0)
+        try await MemorySystem.with(url: "http://127.0.0.1:8080") { system in
+            try await MemorySystem.with(url: "http://maps.example.edu") { other in
+                _ = try await system.student("ada@example.com")
+                _ = try await other.student("grace@example.com", firstName: "Grace", lastName: "Hopper")
+                let cli = MemoryCLI(system, other)
+                #expect(await cli.run(["login", "ada@example.com", "--password-stdin"], input: Self.password + "\n").status == 0)
+                #expect(
+                    await cli.run(["login", "grace@example.com", "--password-stdin", "--gateway", other.url], input: Self.password + "\n").status
+                        == 0)
 
-            #expect(try await cli.run(["whoami"]).output.hasPrefix("Ada Lovelace"))
-            #expect(try await cli.run(["whoami", "--gateway", otherURL]).output.hasPrefix("Grace Hopper"))
+                #expect(await cli.run(["whoami"]).output.hasPrefix("Ada Lovelace"))
+                #expect(await cli.run(["whoami", "--gateway", other.url]).output.hasPrefix("Grace Hopper"))
 
-            let folder = try FileManager.default.attributesOfItem(atPath: cli.configFolder.path)
-            #expect((folder[.posixPermissions] as? Int) == 0o700)
-            let files = try FileManager.default.contentsOfDirectory(atPath: cli.configFolder.path).sorted()
-            #expect(files == ["session-http___127.0.0.1_\(system.gateway.port).json", "session-http___127.0.0.1_\(other.port).json"].sorted())
-            for file in files {
-                let path = cli.configFolder.appendingPathComponent(file).path
-                #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
-                #expect(!(try String(contentsOfFile: path, encoding: .utf8)).contains(Self.password))
+                let folder = try FileManager.default.attributesOfItem(atPath: cli.configFolder.path)
+                #expect((folder[.posixPermissions] as? Int) == 0o700)
+                let files = try FileManager.default.contentsOfDirectory(atPath: cli.configFolder.path).sorted()
+                #expect(files == ["session-http___127.0.0.1_8080.json", "session-http___maps.example.edu.json"])
+                for file in files {
+                    let path = cli.configFolder.appendingPathComponent(file).path
+                    #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+                    #expect(!(try String(contentsOfFile: path, encoding: .utf8)).contains(Self.password))
+                }
             }
+        }
+    }
+
+    /// The list comes gzipped to the real binary (it is past the 256 bytes the gateway codes from) and reads
+    /// the same as plain.
+    @Test func theBinaryReadsTheListGzipped() async throws {
+        try await ClientSystem.with { system in
+            let cli = CLI(gateway: system.url)
+            try await cli.signUpAda()
+            #expect(try await cli.run(["post", "--location", "Patiala, Punjab", "--link", "example.com/ada", "--yes"]).status == 0)
+            let json = try await cli.run(["list", "--json"])
+            #expect(json.status == 0 && json.output.utf8.count > 256, "\(json)")
+            let verbose = try await cli.run(["list", "--json", "--verbose"])
+            #expect(verbose.status == 0 && verbose.output == json.output, "\(verbose)")
+            #expect(verbose.errors.lowercased().contains("< content-encoding: gzip"), "\(verbose.errors)")
         }
     }
 

@@ -21,7 +21,7 @@ struct WatchCommand: AsyncParsableCommand {
             Spinner.clearLine()
             Foundation.exit(0)
         }
-        defer { interrupt.cancel() }
+        defer { interrupt?.cancel() }
         try await global.perform {
             let client = try global.mapClient()
             let gateway = client.gateway

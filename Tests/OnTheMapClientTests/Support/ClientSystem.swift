@@ -79,27 +79,42 @@ final class ClientSystem: StudentSystem, @unchecked Sendable {
     func passTime() {}
 }
 
-extension CLI {
+/// Something that runs `onthemap` command lines: the real binary (`CLI`) or the commands in this process
+/// (`MemoryCLI`).
+protocol CommandRunner: Sendable {
+    /// One command line to its end, `input` on stdin.
+    func runCommand(_ arguments: [String], input: String) async throws -> CLI.Result
+}
+
+extension CLI: CommandRunner {
+    func runCommand(_ arguments: [String], input: String) async throws -> CLI.Result { try await run(arguments, input: input) }
+}
+
+extension MemoryCLI: CommandRunner {
+    func runCommand(_ arguments: [String], input: String) async throws -> CLI.Result { await run(arguments, input: input) }
+}
+
+extension CommandRunner {
     /// Ada Lovelace signed up through the CLI, so its session file is the one later commands use.
     func signUpAda(password: String = "correct horse battery") async throws {
         try await signUp("ada@example.com", "Ada", "Lovelace", password: password)
     }
 
     /// The same, and a client of Ada's with a session of its own, for what the test does beside the CLI.
-    func signUpAda(_ system: ClientSystem, password: String = "correct horse battery") async throws -> OnTheMapClient {
+    func signUpAda(_ system: some StudentSystem, password: String = "correct horse battery") async throws -> OnTheMapClient {
         try await signUp("ada@example.com", "Ada", "Lovelace", password: password, system: system)
     }
 
     /// A new account signed up through the CLI, so its session file is the one later commands use.
     func signUp(_ email: String, _ firstName: String, _ lastName: String, password: String = "correct horse battery") async throws {
-        let signUp = try await run(
+        let signUp = try await runCommand(
             ["signup", "--email", email, "--first-name", firstName, "--last-name", lastName, "--password-stdin"], input: password + "\n")
         try #require(signUp.status == 0, "\(signUp)")
     }
 
     /// The same, and a client of that account with a session of its own, for what the test does beside the CLI.
     func signUp(
-        _ email: String, _ firstName: String, _ lastName: String, password: String = "correct horse battery", system: ClientSystem
+        _ email: String, _ firstName: String, _ lastName: String, password: String = "correct horse battery", system: some StudentSystem
     ) async throws -> OnTheMapClient {
         try await signUp(email, firstName, lastName, password: password)
         return system.client(try await system.client().logIn(email: email, password: password))

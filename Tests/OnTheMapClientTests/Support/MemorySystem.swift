@@ -30,16 +30,16 @@ extension StudentSystem {
 /// library's behaviour is tested here; `ClientSystem` keeps the real processes for what needs them.
 struct MemorySystem: StudentSystem {
     /// The base URL the clients name; nothing listens there.
-    static let url = "http://gateway.test"
-
+    let url: String
     let transport: RouterTransport
     /// The time both routers tell: it moves when a test says.
     let clock: ManualClock
 
-    static func with(_ body: @escaping @Sendable (MemorySystem) async throws -> Void) async throws {
+    /// `url` tells two systems in one test apart.
+    static func with(url: String = "http://gateway.test", _ body: @escaping @Sendable (MemorySystem) async throws -> Void) async throws {
         let clock = ManualClock()
         try await withGatewayRouter(clock: clock) { router, _ in
-            try await body(MemorySystem(transport: RouterTransport(router: router), clock: clock))
+            try await body(MemorySystem(url: url, transport: RouterTransport(router: router), clock: clock))
         }
     }
 
@@ -47,6 +47,6 @@ struct MemorySystem: StudentSystem {
     func passTime() { clock.advance(by: .seconds(1)) }
 
     func client(_ session: Session?) -> OnTheMapClient {
-        OnTheMapClient(gateway: Self.url, session: session, transport: transport)
+        OnTheMapClient(gateway: url, session: session, transport: transport)
     }
 }
