@@ -81,10 +81,9 @@ else
     # Everything in parallel, then, one at a time on a machine no other test is loading, the tests that
     # hold a wait to a bound: whole processes (a change crossing replicas within 200 ms, a drain on
     # SIGTERM, an outage answered within seconds), a student served within 1 s while slow clients are cut
-    # off, a departed stream let go within 1 s, refusals within 2 s.
+    # off, a departed stream let go within 1 s, a stopped service's 503 within 2 s.
     timed='ProcessTests|SlowClientTests|slowClientsAndIdleOnesAreCutOff|aStreamWhoseClientLeftIsLetGoAtOnce'
     timed+='|locationsServiceDownGivesAQuickParseStyle503'
-    timed+='|theServicesChangeFeedIsUnreachable|onlyDocumentedListParametersAreForwarded|aMalformedObjectIdIs404'
     # The change feed shows an event only once no older transaction anywhere in the cluster can commit:
     # other tests' transactions on the shared cluster can hold it past its 5 s wait.
     timed+='|changesWithoutEventsOnlyMoveTheCursorToTheHead'

@@ -30,7 +30,7 @@ func withGatewayRouter(
     _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
 ) async throws {
     if stores == .postgres {
-        return try await withRoutedGateway(clock: clock, pinsPerStudent: pinsPerStudent, configure: configure, body)
+        return try await withBuiltGateway(.router, clock: clock, pinsPerStudent: pinsPerStudent, configure: configure, body)
     }
     let nowhere = "127.0.0.1:9"
     var configuration = try GatewayConfiguration.fromEnvironment([
@@ -56,8 +56,26 @@ func withGatewayRouter(
     }
 }
 
-/// The gateway's router on a fresh database, as `buildApplication` wires it.
-private func withRoutedGateway(
+/// The gateway on a real socket of loopback (`client.port`), as `buildApplication` wires it, on a fresh
+/// database, with locations-service's router over pins in memory behind its hop: for what a client's bytes
+/// on the wire do (framing, spellings of a path) and what the service is then asked
+/// (`locations.traffic`), the service up or stopped.
+func withGatewaySocket(
+    configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
+) async throws {
+    try await withBuiltGateway(
+        .live, clock: SystemClock(), pinsPerStudent: defaultPinsPerStudent,
+        configure: { configuration in
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            configure(&configuration)
+        }, body)
+}
+
+/// The gateway as `buildApplication` wires it, on a fresh database, tested by `setup`.
+private func withBuiltGateway(
+    _ setup: TestingSetup,
     clock: any WallClock,
     pinsPerStudent: Int,
     configure: @Sendable (inout GatewayConfiguration) -> Void,
@@ -72,7 +90,7 @@ private func withRoutedGateway(
     configure(&configuration)
     try await withMemoryLocations(pinsPerStudent: pinsPerStudent, clock: clock) { locations in
         let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger, hop: locations)
-        try await app.test(.router) { client in try await body(client, locations) }
+        try await app.test(setup) { client in try await body(client, locations) }
     }
 }
 

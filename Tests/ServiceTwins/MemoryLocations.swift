@@ -9,6 +9,7 @@ import OnTheMapShared
 import PostgresNIO
 import Prometheus
 import ServiceKit
+import Synchronization
 import TestSupport
 
 @testable import AuthGateway
@@ -20,11 +21,37 @@ import TestSupport
 struct MemoryLocations: LocationsHop {
     let log: MemoryLocationLog
     let responder: RouterResponder<BasicRequestContext>
+    /// What the gateway asked of the service, and whether the service is down.
+    let traffic = Traffic()
+
+    /// The requests the service was sent (`GET /v1/StudentLocation?limit=1`), in order, and a switch that
+    /// stops it: a stopped service's hop fails every request, as one whose process has exited.
+    final class Traffic: Sendable {
+        private let state = Mutex((asked: [String](), down: false))
+
+        /// Every request the gateway sent, stopped or not: its method and target.
+        var asked: [String] { state.withLock { $0.asked } }
+        var isDown: Bool { state.withLock { $0.down } }
+
+        /// The service stops answering.
+        func stop() { state.withLock { $0.down = true } }
+
+        fileprivate func record(_ request: String) -> Bool {
+            state.withLock { state in
+                state.asked.append(request)
+                return !state.down
+            }
+        }
+    }
 
     func execute(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
     ) -> EventLoopFuture<HopAnswer> {
         let promise = (eventLoop ?? MultiThreadedEventLoopGroup.singleton.any()).makePromise(of: HopAnswer.self)
+        guard traffic.record("\(method.rawValue) \(target)") else {
+            promise.fail(HopFailure.connectionClosed)
+            return promise.futureResult
+        }
         promise.completeWithTask {
             var fields = HTTPFields()
             for header in headers { fields.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value)) }
