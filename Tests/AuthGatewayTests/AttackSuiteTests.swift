@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// Attacks an outsider would try against the public gateway, each named, each asserting the refusal a
 /// client sees and that nothing was written: the whole list, read past the gateway's cache, is unchanged.
@@ -25,7 +26,7 @@ import Testing
     ) async throws {
         // The intruder tries more writes than the write limit lets through: each is to be refused for what
         // it is, not for their number (the flood itself is `WriteLimitTests`'), so the limit is raised here.
-        try await withGateway(configure: { $0.writeLimit.burst = 1_000 }) { client, _ in
+        try await withGatewaySocket(configure: { $0.writeLimit.burst = 1_000 }) { client, _ in
             let owner = try await client.signedUpAndLoggedIn("owner@example.com", firstName: "Ada", lastName: "Lovelace")
             let intruder = try await client.signedUpAndLoggedIn("intruder@example.com", firstName: "Mallory", lastName: "Evil")
             let id = try await client.postPin(as: owner)
@@ -237,7 +238,7 @@ import Testing
     }
 
     @Test func slowClientsAndIdleOnesAreCutOffWhileANormalClientIsServedWithinASecond() async throws {
-        try await withGateway(configure: {
+        try await withGatewaySocket(configure: {
             $0.limits.headerTimeout = .seconds(1)
             $0.limits.idleTimeout = .seconds(2)
         }) { client, _ in

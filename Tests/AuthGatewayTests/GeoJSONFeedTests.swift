@@ -6,12 +6,13 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// `GET /v1/StudentLocation.geojson` through the gateway, over the real log: the list's pins as an RFC 7946
 /// FeatureCollection, tagged for 304s, readable from any origin, errors included.
 @Suite struct GeoJSONFeedTests {
     @Test func theFeedIsTheListAsGeoJSONTaggedAndReadableFromAnyOrigin() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let student = try await client.signedUpAndLoggedIn("geojson@example.com", firstName: "Katherine", lastName: "Johnson")
             let lima = try await client.postPin(as: student, mapString: "Lima, Peru")
             let oslo = try await client.postPin(as: student, mapString: "Oslo, Norway")

@@ -10,6 +10,7 @@ import Testing
 
 @testable import AuthGateway
 @testable import PreparedHTTP
+@testable import ServiceTwins
 
 /// What one client address may hold of the live feed, and how soon a stream whose client left is let go.
 @Suite struct LiveStreamLimitsTests {
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func aStreamWhoseClientLeftIsLetGoAtOnceNotAtTheNextHeartbeat() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let (connection, head) = try await Self.openStream(client.port!)
             #expect(head.hasPrefix("HTTP/1.1 200 OK"))
             #expect(try await Self.waitForOpenStreams(1, client, within: .seconds(2)) != nil)
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func streamsPastTheCapOfOneAddressAreRefusedWith429InParseShape() async throws {
-        try await withGateway(configure: { $0.streamsPerClient = 2 }) { client, _ in
+        try await withGatewaySocket(configure: { $0.streamsPerClient = 2 }) { client, _ in
             let first = try await Self.openStream(client.port!)
             let second = try await Self.openStream(client.port!)
             #expect(first.1.hasPrefix("HTTP/1.1 200 OK") && second.1.hasPrefix("HTTP/1.1 200 OK"))
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func aForgedForwardedForFromAnUntrustedPeerGetsNoFreshAllowance() async throws {
-        try await withGateway(configure: { $0.streamsPerClient = 1 }) { client, _ in
+        try await withGatewaySocket(configure: { $0.streamsPerClient = 1 }) { client, _ in
             let first = try await Self.openStream(client.port!, forwardedFor: "198.51.100.1")
             #expect(first.1.hasPrefix("HTTP/1.1 200 OK"))
             let second = try await Self.openStream(client.port!, forwardedFor: "198.51.100.2")
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func behindATrustedProxyEachForwardedClientHasItsOwnAllowance() async throws {
-        try await withGateway(configure: {
+        try await withGatewaySocket(configure: {
             $0.streamsPerClient = 1
             $0.limits.trustedProxies = TrustedProxies("127.0.0.1")!
         }) { client, _ in

@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// The live stream of pin changes, as a browser's EventSource reads it.
 @Suite struct LiveStreamTests {
@@ -66,7 +67,7 @@ import Testing
     }
 
     @Test func aQuietStreamGetsAHeartbeatEveryInterval() async throws {
-        try await withGateway(configure: { $0.liveHeartbeat = .milliseconds(100) }) { client, _ in
+        try await withGatewaySocket(configure: { $0.liveHeartbeat = .milliseconds(100) }) { client, _ in
             // The stream is subscribed once its request has been sent, so three beats 100 ms apart take at
             // least 200 ms from here, however late they are read.
             let asked = ContinuousClock.now
@@ -79,7 +80,7 @@ import Testing
     /// A stream reads nothing from its client after the request, but it is not idle: it goes on past the
     /// connection's idle timeout for as long as it is written to.
     @Test func aStreamOutlivesTheIdleTimeout() async throws {
-        try await withGateway(configure: {
+        try await withGatewaySocket(configure: {
             $0.liveHeartbeat = .milliseconds(100)
             $0.limits.idleTimeout = .milliseconds(500)
         }) { client, _ in
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func postsUpdatesAndDeletesArriveAsTheyHappen() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let student = try await client.signedUpAndLoggedIn("live@example.com")
             // Subscribed before the answer's head is sent: what is posted from here on reaches it.
             let events = try await Self.open(client.port!)
@@ -115,7 +116,7 @@ import Testing
     }
 
     @Test func reconnectingWithLastEventIDReplaysWhatWasMissedOnceThenGoesLive() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let student = try await client.signedUpAndLoggedIn("resume@example.com")
             let first = try await Self.open(client.port!)
             _ = try await client.postPin(as: student, mapString: "Seen")
@@ -141,7 +142,7 @@ import Testing
     /// `reset` (its id the head, so a reconnect resumes from there) and then live changes, nothing older; one
     /// within it gets exactly the events after it, once.
     @Test func aResumeFromOutsideTheWindowGetsResetAndOneWithinItGetsExactlyWhatItMissed() async throws {
-        try await withGateway(configure: {
+        try await withGatewaySocket(configure: {
             $0.liveResumeEvents = 3
             $0.writeLimit.burst = 20
         }) { client, _ in
@@ -185,7 +186,7 @@ import Testing
     /// Keep-alive HTTP/1.1, which every EventSource speaks, is streamed before the router; an HTTP/1.0
     /// client through it. Both get the same events; only the metrics tell which door answered.
     @Test func bothDoorsStreamTheSameChangesAndTheMetricsSayWhichAnswered() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let port = try #require(client.port)
             let student = try await client.signedUpAndLoggedIn("live-doors@example.com")
             let before = try await answeredByDoor(client)

@@ -24,7 +24,7 @@ import Testing
     @Test func guessesSentInParallelAreCountedBeforeAnyIsChecked() async throws {
         // A bcrypt slow enough that every guess would be checked before the first was counted, were
         // checking and counting two steps.
-        try await withGateway(configure: { $0.passwordCost = 8 }) { client, _ in
+        try await withGatewaySocket(configure: { $0.passwordCost = 8 }) { client, _ in
             let student = try await client.signUp(Student("parallel@example.com"))
             let port = try #require(client.port)
             let http = HTTPClient(

@@ -142,7 +142,7 @@ import Testing
             username: "dinah", password: "cheshire-31", givenName: "Dinah", familyName: "Cat", email: "dinah@school.example",
             groups: (0...OIDCGroups.maximumCount).map { "club-\($0)" })
         try await TestOpenIDProvider.with(users: [crowded], redirectURI: SignInGateway.callback) { provider in
-            try await withGateway(configure: { $0.oidc = Self.settings(issuer: provider.issuer) }) { client, _ in
+            try await withGatewaySocket(configure: { $0.oidc = Self.settings(issuer: provider.issuer) }) { client, _ in
                 let browser = SignInBrowser(gateway: client)
                 let end = try await browser.signIn(username: "dinah", password: "cheshire-31")
                 #expect(end.reply.status == .forbidden)
@@ -263,7 +263,7 @@ import Testing
 
     @Test func anUnreachableIssuerIs502AndASilentOneIs504() async throws {
         // Nothing listens on loopback's discard port.
-        try await withGateway(configure: { $0.oidc = Self.settings(issuer: "http://127.0.0.1:9/openid") }) { client, _ in
+        try await withGatewaySocket(configure: { $0.oidc = Self.settings(issuer: "http://127.0.0.1:9/openid") }) { client, _ in
             let reply = try await client.send(.get, "/v1/auth/oidc/login")
             #expect(reply.status == .badGateway)
             #expect(reply.body.contains("The identity provider could not be reached"))
@@ -274,7 +274,7 @@ import Testing
             return Response(status: .ok)
         }
         try await Application(router: silent, configuration: .init(address: .hostname("127.0.0.1", port: 0))).withLoopbackServer { port in
-            try await withGateway(configure: {
+            try await withGatewaySocket(configure: {
                 $0.oidc = Self.settings(issuer: "http://127.0.0.1:\(port)/openid")
                 $0.upstreamTimeout = .seconds(2)
             }) { client, _ in

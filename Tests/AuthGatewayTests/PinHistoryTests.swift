@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// `GET /v1/StudentLocation/{objectId}/history` through the gateway, over the real log: public, oldest first,
 /// each change told against the state before it, a deleted pin's history still readable, a hidden pin's not.
@@ -18,7 +19,7 @@ import Testing
     }
 
     @Test func aPinsHistoryTellsItsPostMoveEditAndDeletionInOrderWithWhatChanged() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let student = try await client.signedUpAndLoggedIn("history@example.com", firstName: "Mae", lastName: "Jemison")
             let id = try await client.postPin(as: student, mapString: "Lima, Peru")
             let moved = try await client.send(
@@ -84,7 +85,7 @@ import Testing
     /// `?at=` through the gateway, at the moments a pin's history names: the list (and the GeoJSON feed) as it
     /// was then, nothing before the first event, and a Parse-style 400 for a malformed or future time.
     @Test func theListAtTheMomentsOfAPinsHistoryShowsTheMapAsItWasThen() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let student = try await client.signedUpAndLoggedIn("at@example.com", firstName: "Ada", lastName: "Yonath")
             let id = try await client.postPin(as: student, mapString: "Lima, Peru")
             let moved = try await client.send(

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// One gateway under two names, as apps written for Udacity and Parse see it: session and users on one name,
 /// StudentLocation on the other (`SESSION_COOKIE_DOMAIN`). Requests go to 127.0.0.1 with the name in `Host`.
@@ -15,7 +16,7 @@ import Testing
 
     @Test func underTheCookieDomainALoginOnOneNameWritesOnTheOther() async throws {
         let domain = try CookieDomain(setting: "map.example.test")
-        try await withGateway(configure: {
+        try await withGatewaySocket(configure: {
             $0.cookieDomain = domain
             $0.writeLimit.burst = 100
         }) { client, _ in
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func withoutTheCookieDomainTheCookiesStayWithTheNameThatSetThem() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let port = try #require(client.port)
             _ = try await client.signUp(Student("two@example.com"))
             var jar = CookieJar()
@@ -82,7 +83,7 @@ import Testing
     @Test(Needs.django) func aSignInWithTheProviderScopesItsCookiesToTheDomain() async throws {
         let domain = try CookieDomain(setting: "map.test")
         try await TestOpenIDProvider.with(users: [OpenIDConnectSignInTests.alice], redirectURI: SignInGateway.callback) { provider in
-            try await withGateway(configure: {
+            try await withGatewaySocket(configure: {
                 $0.oidc = OpenIDConnectSignInTests.settings(issuer: provider.issuer)
                 $0.upstreamTimeout = .seconds(3)
                 $0.cookieDomain = domain

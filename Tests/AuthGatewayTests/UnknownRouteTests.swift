@@ -76,7 +76,7 @@ import Testing
 
     /// The refusals a Parse client's write meets before it reaches the map, the same at either door.
     @Test func underTheParsePathsEveryRefusalIsParsesShapeThroughEitherDoor() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let port = try #require(client.port)
             let student = try await client.signedUpAndLoggedIn("parse-refusals@example.com")
             let bearer = "Authorization: Bearer \(student.token)"

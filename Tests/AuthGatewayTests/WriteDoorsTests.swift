@@ -5,13 +5,14 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
+@testable import ServiceTwins
 
 /// Most writes are answered before the router (keep-alive HTTP/1.1); the rest (HTTP/1.0, a connection
 /// that closes after the answer, `Expect: 100-continue`) go through it. A client cannot tell which.
 @Suite struct WriteDoorsTests {
     @Test func aPostAndItsEditAnswerAlikeThroughEitherDoor() async throws {
         // One student writes through every framing, more writes than the write limit lets through at once.
-        try await withGateway(configure: { $0.writeLimit.burst = 1_000 }) { client, _ in
+        try await withGatewaySocket(configure: { $0.writeLimit.burst = 1_000 }) { client, _ in
             let port = try #require(client.port)
             let student = try await client.signedUpAndLoggedIn("doors@example.com")
             for framing in Framing.allCases {
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func refusalsAreTheSameParseErrorsThroughEitherDoor() async throws {
-        try await withGateway { client, _ in
+        try await withGatewaySocket { client, _ in
             let port = try #require(client.port)
             let student = try await client.signedUpAndLoggedIn("refused@example.com")
             let bearer = "Authorization: Bearer \(student.token)"
