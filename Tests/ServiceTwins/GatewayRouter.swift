@@ -9,6 +9,7 @@ import ServiceKit
 import TestSupport
 
 @testable import AuthGateway
+@testable import LocationsService
 
 /// Where the router-level gateway keeps accounts, sessions and login failures. What the stores decide
 /// (expiry, throttle windows, one account per address) is tested over both.
@@ -32,12 +33,7 @@ func withGatewayRouter(
     if stores == .postgres {
         return try await withBuiltGateway(.router, clock: clock, pinsPerStudent: pinsPerStudent, configure: configure, body)
     }
-    let nowhere = "127.0.0.1:9"
-    var configuration = try GatewayConfiguration.fromEnvironment([
-        "DATABASE_URL": "postgres://nobody@\(nowhere)/nothing", "LOCATIONS_URL": "http://\(nowhere)",
-        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-    ])
-    configuration.passwordCost = 4
+    var configuration = try testGatewayConfiguration(database: "postgres://nobody@127.0.0.1:9/nothing", locations: "http://127.0.0.1:9")
     configure(&configuration)
     let registry = PrometheusCollectorRegistry()
     let address = try SocketAddress(ipAddress: peer, port: 40_000)
@@ -82,11 +78,7 @@ private func withBuiltGateway(
     _ body: @escaping @Sendable (any TestClientProtocol, MemoryLocations) async throws -> Void
 ) async throws {
     let database = try await TestDatabase.create()
-    var configuration = try GatewayConfiguration.fromEnvironment([
-        "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:9",
-        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-    ])
-    configuration.passwordCost = 4
+    var configuration = try testGatewayConfiguration(database: database.url, locations: "http://127.0.0.1:9")
     configure(&configuration)
     try await withMemoryLocations(pinsPerStudent: pinsPerStudent, clock: clock) { locations in
         let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger, hop: locations)
@@ -105,5 +97,39 @@ struct FromPeer<Router: HTTPResponder>: HTTPResponder where Router.Context == Ga
         channel.remoteAddress = peer
         return try await router.respond(to: request, context: GatewayRequestContext(source: .init(channel: channel, logger: context.logger)))
     }
+}
+
+/// locations-service and the gateway in this process, each on a real socket of loopback, as their
+/// `buildApplication`s wire them, on one fresh database: the whole system but its processes, for what
+/// needs the service's PostgreSQL store (class maps) and not a process's life. `body` gets the gateway's
+/// client and the database.
+func withGatewayOverService(
+    configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void
+) async throws {
+    let database = try await TestDatabase.create()
+    var service = try ServiceConfiguration.fromEnvironment([
+        "DATABASE_URL": database.url, "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    service.host = "127.0.0.1"
+    service.port = 0
+    try await LocationsService.buildApplication(service, logger: TestDatabase.logger).test(.live) { locations in
+        var configuration = try testGatewayConfiguration(database: database.url, locations: "http://127.0.0.1:\(locations.port!)")
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configure(&configuration)
+        try await AuthGateway.buildApplication(configuration, logger: TestDatabase.logger).test(.live) { client in
+            try await body(client, database)
+        }
+    }
+}
+/// The gateway's settings in a test: its database and locations-service at the URLs given, the tests'
+/// internal token, warnings only, and the cheapest password hashing it takes (cost 4).
+func testGatewayConfiguration(database: String, locations: String) throws -> GatewayConfiguration {
+    var configuration = try GatewayConfiguration.fromEnvironment([
+        "DATABASE_URL": database, "LOCATIONS_URL": locations, "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
+    ])
+    configuration.passwordCost = 4
+    return configuration
 }
 #endif

@@ -30,13 +30,9 @@ func withGateway(
     let locations = try ServiceProcess(locationsOn: database.url, logLevel: "debug")
     defer { locations.terminate() }
     try await locations.waitUntilReady()
-    var configuration = try GatewayConfiguration.fromEnvironment([
-        "DATABASE_URL": database.url, "LOCATIONS_URL": "http://127.0.0.1:\(locations.port)",
-        "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-    ])
+    var configuration = try testGatewayConfiguration(database: database.url, locations: "http://127.0.0.1:\(locations.port)")
     configuration.host = "127.0.0.1"
     configuration.port = 0
-    configuration.passwordCost = 4
     configure(&configuration)
     let app = try buildApplication(configuration, clock: clock, logger: TestDatabase.logger)
     try await app.testLive { client in

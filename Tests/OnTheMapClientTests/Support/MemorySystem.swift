@@ -1,6 +1,7 @@
 import OnTheMapClient
 import OnTheMapShared
 import ServiceKit
+import Testing
 
 @testable import ServiceTwins
 
@@ -49,4 +50,21 @@ struct MemorySystem: StudentSystem {
     func client(_ session: Session?) -> OnTheMapClient {
         OnTheMapClient(gateway: url, session: session, transport: transport)
     }
+}
+
+/// locations-service and the gateway in this process, on real sockets of loopback and a fresh database
+/// (`withGatewayOverService`): for class maps, whose store is PostgreSQL. Clients reach it over HTTP.
+struct ServiceSystem: StudentSystem {
+    let url: String
+
+    static func with(_ body: @escaping @Sendable (ServiceSystem) async throws -> Void) async throws {
+        try await withGatewayOverService { gateway, _ in
+            try await body(ServiceSystem(url: "http://127.0.0.1:\(try #require(gateway.port))"))
+        }
+    }
+
+    func client(_ session: Session?) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
+
+    /// Nothing: the services tell the machine's time, which moves between two requests.
+    func passTime() {}
 }
