@@ -84,9 +84,6 @@ else
     # off, a departed stream let go within 1 s, a stopped service's 503 within 2 s.
     timed='ProcessTests|SlowClientTests|slowClientsAndIdleOnesAreCutOff|aStreamWhoseClientLeftIsLetGoAtOnce'
     timed+='|locationsServiceDownGivesAQuickParseStyle503'
-    # The change feed shows an event only once no older transaction anywhere in the cluster can commit:
-    # other tests' transactions on the shared cluster can hold it past its 5 s wait.
-    timed+='|changesWithoutEventsOnlyMoveTheCursorToTheHead'
     # The gateway's database away: every refusal within 2.5 s.
     timed+='|DatabaseOutageTests'
     # An operator's hide reaching the list and every open stream within 1 s; a disabled account's session
