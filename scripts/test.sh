@@ -81,8 +81,8 @@ else
     # Everything in parallel, then, one at a time on a machine no other test is loading, the tests that
     # hold a wait to a bound: whole processes (a change crossing replicas within 200 ms, a drain on
     # SIGTERM, an outage answered within seconds), a student served within 1 s while slow clients are cut
-    # off, a departed stream let go within 1 s, a stopped service's 503 within 2 s.
-    timed='ProcessTests|SlowClientTests|slowClientsAndIdleOnesAreCutOff|aStreamWhoseClientLeftIsLetGoAtOnce'
+    # off, a stopped service's 503 within 2 s.
+    timed='ProcessTests|SlowClientTests|slowClientsAndIdleOnesAreCutOff'
     timed+='|locationsServiceDownGivesAQuickParseStyle503'
     # The gateway's database away: every refusal within 2.5 s.
     timed+='|DatabaseOutageTests'

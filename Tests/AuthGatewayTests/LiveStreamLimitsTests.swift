@@ -31,14 +31,15 @@ import Testing
     }
 
     @Test func aStreamWhoseClientLeftIsLetGoAtOnceNotAtTheNextHeartbeat() async throws {
-        try await withGatewaySocket { client, _ in
+        // Heartbeats every 2 minutes: a stream let go within one minute was not found gone by the next
+        // heartbeat's write, however busy the machine.
+        try await withGatewaySocket(configure: { $0.liveHeartbeat = .seconds(120) }) { client, _ in
             let (connection, head) = try await Self.openStream(client.port!)
             #expect(head.hasPrefix("HTTP/1.1 200 OK"))
-            #expect(try await Self.waitForOpenStreams(1, client, within: .seconds(2)) != nil)
+            #expect(try await Self.waitForOpenStreams(1, client, within: .seconds(30)) != nil)
             connection.close()
-            // Heartbeats come every 15 s; the stream must be gone long before.
-            let gone = try await Self.waitForOpenStreams(0, client, within: .seconds(3))
-            #expect(gone != nil && gone! < .seconds(1), "let go after \(String(describing: gone))")
+            let gone = try await Self.waitForOpenStreams(0, client, within: .seconds(60))
+            #expect(gone != nil, "still open a minute after its client left")
         }
     }
 
