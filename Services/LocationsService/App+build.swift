@@ -115,7 +115,7 @@ struct ServiceParts {
         }
         let mapStore = MapStore(database: database)
         // Several readers a map: its members, and anyone of a public map.
-        let mapAccess = MapAccessCache(capacity: mapCacheSize * 8) { key in try await mapStore.access(cachedAs: key) }
+        let mapAccess = MapAccessCache(capacity: mapCacheSize * 8) { key in KnownAccess(try await mapStore.access(cachedAs: key)) }
         let watch = LogWatch()
         let listening = registry.makeGauge(
             descriptor: MetricNameDescriptor(

@@ -100,4 +100,20 @@ final class MapCache<Value: Sendable>: Sendable {
 typealias MapListCaches = MapCache<CachedJSON>
 
 /// Each caller's access to each class map, by slug and account key: read on every request to a map.
-typealias MapAccessCache = MapCache<MapAccess?>
+typealias MapAccessCache = MapCache<KnownAccess>
+
+/// What the access cache knows of one caller on one slug: that no map has it (none was made, or it was
+/// deleted), or the caller's access to the map.
+enum KnownAccess: Sendable {
+    case noSuchMap
+    case access(MapAccess)
+
+    init(_ access: MapAccess?) {
+        self = access.map(Self.access) ?? .noSuchMap
+    }
+
+    var access: MapAccess? {
+        guard case .access(let access) = self else { return nil }
+        return access
+    }
+}

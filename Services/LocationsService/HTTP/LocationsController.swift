@@ -115,7 +115,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
             let slug = parameters.get("slug").flatMap(MapSlug.init), let accessCache = maps?.accessCache, let mapLists
         else { return nil }
         let actor = request.header(Self.actorHeader).flatMap(Actor.init(headerValue:))
-        guard case let access?? = accessCache.fresh(MapStore.cacheKey(slug, actorKey: actor?.key)), access.canRead,
+        guard case .access(let access)? = accessCache.fresh(MapStore.cacheKey(slug, actorKey: actor?.key)), access.canRead,
             let list = mapLists.fresh(slug.rawValue)
         else { return nil }
         var answer = list.answer(request)

@@ -46,7 +46,7 @@ struct MapCommands: Sendable {
     func access(_ slug: MapSlug, actor: Actor?, cached: Bool = false) async throws -> MapAccess {
         let found =
             if cached, let accessCache {
-                try await accessCache.current(MapStore.cacheKey(slug, actorKey: actor?.key))
+                try await accessCache.current(MapStore.cacheKey(slug, actorKey: actor?.key)).access
             } else {
                 try await store.access(slug, actorKey: actor?.key)
             }
