@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `eraseAccount()`: the student leaves the present and the past (against the gateway's router in memory),
-/// and a pending erasure (against the real gateway, its service stopped).
+/// and a pending erasure (against the gateway on a socket, the service behind it stopped).
 @Suite(.serialized) struct EraseAccountCallTests {
     @Test func erasingAnAccountTakesItsPinsOutOfThePastAndEndsTheSession() async throws {
         try await MemorySystem.with { system in
@@ -35,11 +35,10 @@ import Testing
     }
 
     @Test func anErasureTheServiceBehindCannotFinishYetIsPendingAndStillEndsTheSession() async throws {
-        try await ClientSystem.with { system in
+        try await StoppableSystem.with { system in
             let ada = try await system.student("ada@example.com")
             _ = try await ada.postPin("Berlin, Germany")
-            system.locations.terminate()
-            _ = await system.locations.waitForExit(timeout: .seconds(10))
+            system.stopService()
 
             let erased = try await ada.eraseAccount()
             #expect(erased == ErasedAccount(key: try #require(ada.session?.accountKey), pins: nil, pending: true))

@@ -4,8 +4,8 @@ import OnTheMapShared
 import TestSupport
 import Testing
 
-/// Each of the library's errors, produced by a real answer of the gateway's router in memory, of the real
-/// gateway with its service stopped, or by no answer at all.
+/// Each of the library's errors, produced by a real answer of the gateway's router in memory, of the gateway
+/// on a socket with the service behind it stopped, or by no answer at all.
 @Suite(.serialized) struct TypedErrorTests {
     @Test func nothingListeningIsUnreachableWithinTwoSeconds() async throws {
         let gateway = deadGatewayURL()
@@ -91,9 +91,8 @@ import Testing
     }
 
     @Test func aServiceDownBehindTheGatewayIsAServerFault() async throws {
-        try await ClientSystem.with { system in
-            system.locations.terminate()
-            _ = await system.locations.waitForExit(timeout: .seconds(10))
+        try await StoppableSystem.with { system in
+            system.stopService()
             let client = system.client()
             // The gateway's cached list may answer once more; a filtered list always asks the service.
             let error = await thrownError { try await client.list(.init(uniqueKey: "nobody")) }

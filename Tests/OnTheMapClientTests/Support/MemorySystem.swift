@@ -68,3 +68,25 @@ struct ServiceSystem: StudentSystem {
     /// Nothing: the services tell the machine's time, which moves between two requests.
     func passTime() {}
 }
+
+/// The gateway in this process on a real socket of loopback and a fresh database, with locations-service's
+/// router over pins in memory behind it (`withGatewaySocket`), which a test can stop: for what a client sees
+/// while the service is away.
+struct StoppableSystem: StudentSystem {
+    let url: String
+    let locations: MemoryLocations
+
+    static func with(_ body: @escaping @Sendable (StoppableSystem) async throws -> Void) async throws {
+        try await withGatewaySocket { gateway, locations in
+            try await body(StoppableSystem(url: "http://127.0.0.1:\(try #require(gateway.port))", locations: locations))
+        }
+    }
+
+    func client(_ session: Session?) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
+
+    /// Nothing: the gateway tells the machine's time, which moves between two requests.
+    func passTime() {}
+
+    /// locations-service stops answering, as when its process has exited.
+    func stopService() { locations.traffic.stop() }
+}
