@@ -63,9 +63,7 @@ struct MemoryLocations: LocationsHop {
             let response = try await responder.respond(to: request, context: context)
             let collected = Collected()
             try await response.body.write(collected.writer)
-            var answerHeaders = HTTPHeaders()
-            for field in response.headers { answerHeaders.add(name: field.name.canonicalName, value: field.value) }
-            return HopAnswer(status: response.status.code, headers: answerHeaders, body: collected.bytes.value)
+            return HopAnswer(status: response.status.code, headers: HTTPHeaders(response.headers), body: collected.bytes.value)
         }
         return promise.futureResult
     }

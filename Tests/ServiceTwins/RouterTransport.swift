@@ -24,9 +24,16 @@ struct RouterTransport: GatewayTransport {
         }
         let response = try await router.executeRequest(
             uri: target, method: method, headers: fields, body: request.body.map { ByteBuffer(bytes: $0) })
-        var headers = HTTPHeaders()
-        for field in response.headers { headers.add(name: field.name.canonicalName, value: field.value) }
-        return OnTheMapClient.Answer(status: response.status.code, headers: headers, body: Array(response.body.readableBytesView))
+        return OnTheMapClient.Answer(
+            status: response.status.code, headers: HTTPHeaders(response.headers), body: Array(response.body.readableBytesView))
+    }
+}
+
+extension HTTPHeaders {
+    /// An answer's fields, as a client on the far side of a socket would read them.
+    init(_ fields: HTTPFields) {
+        self.init()
+        for field in fields { add(name: field.name.canonicalName, value: field.value) }
     }
 }
 

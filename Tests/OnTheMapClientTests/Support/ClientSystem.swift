@@ -72,11 +72,6 @@ final class ClientSystem: StudentSystem, @unchecked Sendable {
         gateway.terminate()
         locations.terminate()
     }
-
-    func client(_ session: Session? = nil) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
-
-    /// Nothing: the processes tell the machine's time, which moves between two requests.
-    func passTime() {}
 }
 
 /// Something that runs `onthemap` command lines: the real binary (`CLI`) or the commands in this process

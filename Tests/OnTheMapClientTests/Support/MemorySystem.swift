@@ -7,14 +7,19 @@ import Testing
 
 /// What a program on the library meets: a gateway whose students sign up and log in.
 protocol StudentSystem: Sendable {
-    /// A client of this system's gateway, with `session` if given.
+    /// The gateway's base URL.
+    var url: String { get }
+    /// A client of this system's gateway, with `session` if given; over HTTP to `url` unless the system says.
     func client(_ session: Session?) -> OnTheMapClient
-    /// Time passing between two steps, so that each has a moment of its own.
+    /// Time passing between two steps, so that each has a moment of its own; nothing where the services tell
+    /// the machine's time, which moves between two requests.
     func passTime()
 }
 
 extension StudentSystem {
+    func client(_ session: Session?) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
     func client() -> OnTheMapClient { client(nil) }
+    func passTime() {}
 
     /// A new student, signed up and logged in.
     func student(
@@ -62,11 +67,6 @@ struct ServiceSystem: StudentSystem {
             try await body(ServiceSystem(url: "http://127.0.0.1:\(try #require(gateway.port))"))
         }
     }
-
-    func client(_ session: Session?) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
-
-    /// Nothing: the services tell the machine's time, which moves between two requests.
-    func passTime() {}
 }
 
 /// The gateway in this process on a real socket of loopback and a fresh database, with locations-service's
@@ -81,11 +81,6 @@ struct StoppableSystem: StudentSystem {
             try await body(StoppableSystem(url: "http://127.0.0.1:\(try #require(gateway.port))", locations: locations))
         }
     }
-
-    func client(_ session: Session?) -> OnTheMapClient { OnTheMapClient(gateway: url, session: session) }
-
-    /// Nothing: the gateway tells the machine's time, which moves between two requests.
-    func passTime() {}
 
     /// locations-service stops answering, as when its process has exited.
     func stopService() { locations.traffic.stop() }
