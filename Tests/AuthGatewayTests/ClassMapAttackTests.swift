@@ -9,7 +9,6 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
-@testable import ServiceTwins
 
 /// The attacks on class maps that SECURITY.md lists, made through the gateway on a real locations-service
 /// and PostgreSQL: reading or writing a map one is not on, moderating another map's pins, guessing and
@@ -76,7 +75,7 @@ import Testing
     /// every route under it and from its API, the bytes a map that does not exist answers. Its pin is not
     /// read through the default map's routes either, even with a member's session.
     @Test func aMembersOnlyMapAnswersEveryNonMemberAsAMapThatDoesNotExist() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 100 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 100 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com")
             let member = try await client.signedUpAndLoggedIn("member@example.com")
             let outsider = try await client.signedUpAndLoggedIn("outsider@example.com")
@@ -180,7 +179,7 @@ import Testing
     /// the default map's paths (any alias) or another map's, even by its owner; nor a default pin through
     /// a class map's. Every refusal is 404 or 403, and every pin stays as it was.
     @Test func aMemberOfOneMapCannotWriteOnAnotherNorReachAPinThroughAnotherMapsPaths() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 200 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 200 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com")
             let alice = try await client.signedUpAndLoggedIn("alice@example.com")
             let bob = try await client.signedUpAndLoggedIn("bob@example.com")
@@ -239,7 +238,7 @@ import Testing
     /// A moderator of map A hides and unhides on A alone: B's pins (hidden or not) and the default map's are
     /// not there for them, through A's path or B's, and B's moderation queue is not theirs to read.
     @Test func aModeratorOfOneMapCannotHideOrUnhideAnotherMapsPins() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 50 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 50 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com")
             let moderator = try await client.signedUpAndLoggedIn("moderator@example.com")
             let student = try await client.signedUpAndLoggedIn("student@example.com")
@@ -339,7 +338,7 @@ import Testing
     /// from one school's address): past the burst, guesses get 429/155 with `Retry-After`, the right code
     /// and the account's pins too, while a classmate behind the same address still joins.
     @Test func guessingInvitesIsSlowedByTheAccountsWriteLimit() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 3 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 3 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com")
             let guesser = try await client.signedUpAndLoggedIn("guesser@example.com")
             let classmate = try await client.signedUpAndLoggedIn("classmate@example.com")
@@ -370,7 +369,7 @@ import Testing
     /// before: it answers them as no invite, while it still lets others in; their open session reads the map
     /// as one that does not exist. An invite made after the removal lets them back.
     @Test func aRemovedMemberCannotComeBackWithAnInviteMadeBeforeTheRemoval() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 50 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 50 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com")
             let removed = try await client.signedUpAndLoggedIn("removed@example.com")
             let turnedAway = try await client.signedUpAndLoggedIn("turned-away@example.com")
@@ -408,7 +407,7 @@ import Testing
     /// make themself owner, remove or demote the owner or another moderator, or change the map; a pending
     /// member reads and posts nothing. A forged `X-Actor` is not believed. Roles stay as the owner set them.
     @Test func noMemberOrModeratorCanRaiseTheirRoleOrLowerTheOwners() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 50 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 50 }) { client, _ in
             let owner = try await client.signedUpAndLoggedIn("owner@example.com")
             let moderator = try await client.signedUpAndLoggedIn("moderator@example.com")
             let colleague = try await client.signedUpAndLoggedIn("colleague@example.com")
@@ -509,7 +508,7 @@ import Testing
     /// hyphen, look-alike letters, too long) or a reserved word names no map: the bytes a map that does not
     /// exist answers, for reads, writes, the live stream and the map's API, and no pin changes.
     @Test func aSlugSpelledAnyOtherWayIsRefusedAtCreationAndNamesNoMapInAPath() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 1000 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 1000 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com")
             let student = try await client.signedUpAndLoggedIn("student@example.com")
             let outsider = try await client.signedUpAndLoggedIn("outsider@example.com")
@@ -581,7 +580,7 @@ import Testing
     /// A deleted map's slug is never given again, to another account or to its owner, so nobody inherits its
     /// address, its members' apps or its invites; its invite and its old pin's address answer as no map.
     @Test func aDeletedMapsSlugIsNotGivenToAnyoneAndItsInviteLetsNoOneIn() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 50 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 50 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com")
             let student = try await client.signedUpAndLoggedIn("student@example.com")
             let squatter = try await client.signedUpAndLoggedIn("squatter@example.com")

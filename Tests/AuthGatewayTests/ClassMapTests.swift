@@ -8,7 +8,6 @@ import TestSupport
 import Testing
 
 @testable import AuthGateway
-@testable import ServiceTwins
 
 /// Class maps through the gateway, with a real locations-service and PostgreSQL behind it: an app pointed
 /// at `/maps/{slug}/` works as at `/`, and whoever may not read a map finds nothing there.
@@ -36,7 +35,7 @@ import Testing
     /// same shapes, each map keeping its own pins.
     @Test func aClassMapsBaseURLAnswersTheContractAsTheDefaultMapDoes() async throws {
         // Room for both maps' writes within one burst.
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 20 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 20 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher@example.com", firstName: "Grace", lastName: "Hopper")
             let student = try await client.signUp(Student("app@example.com", firstName: "Ada", lastName: "Lovelace"))
             _ = try await Self.classMap(client, "ios-2027", teacher: teacher, students: [try await client.logIn(student)])
@@ -83,7 +82,7 @@ import Testing
     }
 
     @Test func aNonMemberFindsNothingOnAMembersOnlyMapNotEvenItsLiveStream() async throws {
-        try await withGatewayOverService { client, _ in
+        try await withGateway { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("t2@example.com")
             let member = try await client.signedUpAndLoggedIn("m2@example.com")
             let outsider = try await client.signedUpAndLoggedIn("o2@example.com")
@@ -127,7 +126,7 @@ import Testing
     }
 
     @Test func invitesAreWholeAddressesAndCreatorsCanBeLimited() async throws {
-        try await withGatewayOverService(configure: { $0.mapCreators = try? MapCreators(setting: "teacher3@example.com") }) { client, _ in
+        try await withGateway(configure: { $0.mapCreators = try? MapCreators(setting: "teacher3@example.com") }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("teacher3@example.com")
             let student = try await client.signedUpAndLoggedIn("student3@example.com")
             let refused = try await client.send(.post, "/v1/maps", body: #"{"slug":"not-mine","name":"x"}"#, headers: [student.bearer])
@@ -151,7 +150,7 @@ import Testing
     /// A student's writes (a join among them) are counted on each map apart: the burst spent on one class's
     /// map leaves their posts on another's, and on the default map, as they were.
     @Test func eachMapCountsAStudentsWritesApart() async throws {
-        try await withGatewayOverService(configure: { $0.writeLimit.burst = 3 }) { client, _ in
+        try await withGateway(configure: { $0.writeLimit.burst = 3 }) { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("t5@example.com")
             let student = try await client.signedUpAndLoggedIn("s5@example.com")
             _ = try await Self.classMap(client, "limit-a", teacher: teacher, students: [student])
@@ -171,7 +170,7 @@ import Testing
 
     /// A change on one map reaches that map's live streams alone.
     @Test func aMapsLiveStreamCarriesItsOwnChangesOnly() async throws {
-        try await withGatewayOverService { client, _ in
+        try await withGateway { client, _ in
             let teacher = try await client.signedUpAndLoggedIn("t4@example.com")
             let student = try await client.signedUpAndLoggedIn("s4@example.com")
             _ = try await Self.classMap(client, "live-a", teacher: teacher, students: [student])

@@ -4,13 +4,13 @@ import OnTheMapShared
 import TestSupport
 import Testing
 
-/// The class maps' calls against the gateway and locations-service in this process (on sockets and PostgreSQL): a teacher's map, its invites and members, and the pins
+/// The class maps' calls against the real gateway: a teacher's map, its invites and members, and the pins
 /// on it, as a program built on the library sees them.
 @Suite(.serialized) struct MapCallsTests {
     static let membersOnly = MapSettings(name: "iOS 2027", read: .members, post: .members)
 
     @Test func aStudentJoinsAMembersOnlyMapWithTheInviteLinkAndItsPinsStayOnIt() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             let map = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             #expect(map.slug == "ios-2027" && map.name == "iOS 2027" && map.role == .owner && map.pinsPerStudent == 3, "\(map)")
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func aMembersOnlyMapIsNoSuchMapToOutsidersAsOneThatDoesNotExist() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             _ = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             var member = teacher
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func aLeftMemberNoLongerSeesTheMap() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             _ = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             let invite = try await teacher.createInvite(on: "ios-2027")
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func aWrongRevokedOrUsedUpInviteIsInvalid() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             _ = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             let ada = try await system.student("ada@example.com")
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func whatARoleDoesNotAllowIsNotAllowed() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             _ = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             let ada = try await system.student("ada@example.com")
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func theOwnerMakesAModeratorWhoHidesAndBringsBackAPin() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             _ = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             let invite = try await teacher.createInvite(on: "ios-2027")
@@ -155,7 +155,7 @@ import Testing
     }
 
     @Test func aMapThatApprovesItsMembersKeepsANewcomerPendingUntilAModeratorLetsThemIn() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             var settings = Self.membersOnly
             settings.approval = true
@@ -171,7 +171,7 @@ import Testing
     }
 
     @Test func aClassMapsLiveChangesAreItsOwn() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             _ = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             var onMap = teacher
@@ -203,7 +203,7 @@ import Testing
     }
 
     @Test func oneLoginWorksOnEveryMapAndAClassMapKeepsItsPinsPast() async throws {
-        try await ServiceSystem.with { system in
+        try await ClientSystem.with { system in
             let teacher = try await system.student("teacher@example.com", firstName: "Tim", lastName: "Teacher")
             _ = try await teacher.createMap(slug: "ios-2027", settings: Self.membersOnly)
             var onMap = system.client()

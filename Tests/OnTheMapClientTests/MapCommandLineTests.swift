@@ -5,14 +5,13 @@ import TestSupport
 import Testing
 
 /// Class maps from the command line: a teacher and students, each at their own terminal (their own config
-/// folder), as a script in a pipe sees it: the commands in this process, over HTTP to the gateway and
-/// locations-service in this process.
+/// folder), as a script in a pipe sees it.
 @Suite(.serialized) struct MapCommandLineTests {
     @Test func aTeacherInvitesAStudentWhoJoinsWithTheLinkAndPostsOnTheClassMapAlone() async throws {
-        try await ServiceSystem.with { system in
-            let teacher = MemoryCLI(gateway: system.url)
+        try await ClientSystem.with { system in
+            let teacher = CLI(gateway: system.url)
             try await teacher.signUp("teacher@example.com", "Tim", "Teacher")
-            let create = await teacher.run(["maps", "create", "ios-2027", "--name", "iOS 2027"])
+            let create = try await teacher.run(["maps", "create", "ios-2027", "--name", "iOS 2027"])
             #expect(create.status == 0, "\(create)")
             #expect(
                 create.output == """
@@ -20,213 +19,213 @@ import Testing
                     \(system.url)/maps/ios-2027/
 
                     """, "\(create)")
-            let invite = await teacher.run(["maps", "invite", "--map", "ios-2027"])
+            let invite = try await teacher.run(["maps", "invite", "--map", "ios-2027"])
             #expect(invite.status == 0, "\(invite)")
             let link = invite.output.trimmingCharacters(in: .newlines)
             #expect(link.contains("/maps/ios-2027/join/") && !link.contains("\n"), "\(invite)")
 
-            let student = MemoryCLI(gateway: system.url)
+            let student = CLI(gateway: system.url)
             try await student.signUp("ada@example.com", "Ada", "Lovelace")
-            let join = await student.run(["maps", "join", link])
+            let join = try await student.run(["maps", "join", link])
             #expect(join.status == 0, "\(join)")
             #expect(join.output == "joined ios-2027 as member; post there with: onthemap post --map ios-2027\n")
-            let post = await student.run(["post", "--map", "ios-2027", "--location", "Berlin, Germany", "--link", "ada.example", "--yes"])
+            let post = try await student.run(["post", "--map", "ios-2027", "--location", "Berlin, Germany", "--link", "ada.example", "--yes"])
             #expect(post.status == 0, "\(post)")
             let id = post.output.trimmingCharacters(in: .newlines)
 
-            let onMap = await student.run(["list", "--map", "ios-2027"])
+            let onMap = try await student.run(["list", "--map", "ios-2027"])
             #expect(
                 onMap.output == """
                     NAME          PLACE            LINK                 AGE
                     Ada Lovelace  Berlin, Germany  https://ada.example  just now
 
                     """, "\(onMap)")
-            let json = await teacher.run(["list", "--map", "ios-2027", "--json"])
+            let json = try await teacher.run(["list", "--map", "ios-2027", "--json"])
             #expect(try JSONDecoder().decode(StudentLocationList.self, from: Data(json.output.utf8)).results.map(\.objectId.rawValue) == [id])
-            let defaultMap = await student.run(["list"])
+            let defaultMap = try await student.run(["list"])
             #expect(defaultMap.status == 0 && defaultMap.output.isEmpty && defaultMap.errors == "no pins yet\n", "\(defaultMap)")
 
-            let members = await teacher.run(["maps", "members", "--map", "ios-2027"])
+            let members = try await teacher.run(["maps", "members", "--map", "ios-2027"])
             #expect(members.status == 0, "\(members)")
             let rows = members.output.tableCells
             #expect(rows.first == ["NAME", "KEY", "ROLE", "JOINED"], "\(members)")
             #expect(Set(rows.dropFirst().map { [$0[0], $0[2]] }) == [["Tim Teacher", "owner"], ["Ada Lovelace", "member"]], "\(members)")
 
-            let mine = await student.run(["maps", "list"])
+            let mine = try await student.run(["maps", "list"])
             #expect(mine.output.split(separator: "\n").dropFirst().map { $0.hasPrefix("ios-2027  iOS 2027  member") } == [true], "\(mine)")
         }
     }
 
     @Test func anOutsiderGetsNoSuchMapAsForAMapThatDoesNotExist() async throws {
-        try await ServiceSystem.with { system in
-            let teacher = MemoryCLI(gateway: system.url)
+        try await ClientSystem.with { system in
+            let teacher = CLI(gateway: system.url)
             try await teacher.signUp("teacher@example.com", "Tim", "Teacher")
-            #expect(await teacher.run(["maps", "create", "ios-2027"]).status == 0)
-            #expect(await teacher.run(["post", "--map", "ios-2027", "--location", "Lima, Peru", "--link", "tim.example", "--yes"]).status == 0)
+            #expect(try await teacher.run(["maps", "create", "ios-2027"]).status == 0)
+            #expect(try await teacher.run(["post", "--map", "ios-2027", "--location", "Lima, Peru", "--link", "tim.example", "--yes"]).status == 0)
 
-            let outsider = MemoryCLI(gateway: system.url)
+            let outsider = CLI(gateway: system.url)
             try await outsider.signUp("grace@example.com", "Grace", "Hopper")
             let message = { (slug: String) in
                 "no map \(slug) on \(system.url), or it is for its members only: check the name, log in (onthemap login), "
                     + "or join it with an invite (onthemap maps join URL)\n"
             }
             for slug in ["ios-2027", "no-such-map"] {
-                let list = await outsider.run(["list", "--map", slug])
+                let list = try await outsider.run(["list", "--map", slug])
                 #expect(list.status == 12 && list.output.isEmpty && list.errors == message(slug), "\(list)")
-                let post = await outsider.run(["post", "--map", slug, "--location", "Berlin, Germany", "--link", "grace.example", "--yes"])
+                let post = try await outsider.run(["post", "--map", slug, "--location", "Berlin, Germany", "--link", "grace.example", "--yes"])
                 #expect(post.status == 12 && post.errors == message(slug), "\(post)")
             }
-            let anonymous = await MemoryCLI(gateway: system.url).run(["list", "--map", "ios-2027"])
+            let anonymous = try await CLI(gateway: system.url).run(["list", "--map", "ios-2027"])
             #expect(anonymous.status == 12 && anonymous.errors == message("ios-2027"), "\(anonymous)")
-            let capitals = await outsider.run(["list", "--map", "IOS-2027"])
+            let capitals = try await outsider.run(["list", "--map", "IOS-2027"])
             #expect(capitals.status == 64 && capitals.errors.contains("--map IOS-2027: slugs are lower case; did you mean ios-2027?"), "\(capitals)")
         }
     }
 
     @Test func aStudentWhoLeavesNoLongerSeesTheMapAndItsChoiceIsForgotten() async throws {
-        try await ServiceSystem.with { system in
-            let teacher = MemoryCLI(gateway: system.url)
+        try await ClientSystem.with { system in
+            let teacher = CLI(gateway: system.url)
             try await teacher.signUp("teacher@example.com", "Tim", "Teacher")
-            #expect(await teacher.run(["maps", "create", "ios-2027"]).status == 0)
-            let link = await teacher.run(["maps", "invite", "--map", "ios-2027"]).output.trimmingCharacters(in: .newlines)
+            #expect(try await teacher.run(["maps", "create", "ios-2027"]).status == 0)
+            let link = try await teacher.run(["maps", "invite", "--map", "ios-2027"]).output.trimmingCharacters(in: .newlines)
 
-            let student = MemoryCLI(gateway: system.url)
+            let student = CLI(gateway: system.url)
             try await student.signUp("ada@example.com", "Ada", "Lovelace")
-            let join = await student.run(["maps", "join", link, "--use"])
+            let join = try await student.run(["maps", "join", link, "--use"])
             #expect(join.status == 0 && join.output == "joined ios-2027 as member; post there with: onthemap post\n", "\(join)")
-            #expect(await student.run(["post", "--location", "Berlin, Germany", "--link", "ada.example", "--yes"]).status == 0)
-            #expect(await student.run(["list"]).output.contains("Ada Lovelace"), "the map kept by --use")
+            #expect(try await student.run(["post", "--location", "Berlin, Germany", "--link", "ada.example", "--yes"]).status == 0)
+            #expect(try await student.run(["list"]).output.contains("Ada Lovelace"), "the map kept by --use")
 
-            let declined = await student.run(["maps", "leave"])
+            let declined = try await student.run(["maps", "leave"])
             #expect(declined.status == 64, "no terminal to ask, and no --yes: \(declined)")
-            let leave = await student.run(["maps", "leave", "--yes"])
+            let leave = try await student.run(["maps", "leave", "--yes"])
             #expect(leave.status == 0 && leave.output == "left ios-2027; the commands now work on the gateway's own map\n", "\(leave)")
-            let after = await student.run(["list", "--map", "ios-2027"])
+            let after = try await student.run(["list", "--map", "ios-2027"])
             #expect(after.status == 12, "\(after)")
-            let defaultMap = await student.run(["list"])
+            let defaultMap = try await student.run(["list"])
             #expect(defaultMap.status == 0 && defaultMap.errors == "no pins yet\n", "\(defaultMap)")
         }
     }
 
     @Test func mapsUseKeepsTheMapForTheOtherCommandsUntilDefault() async throws {
-        try await ServiceSystem.with { system in
-            let teacher = MemoryCLI(gateway: system.url)
+        try await ClientSystem.with { system in
+            let teacher = CLI(gateway: system.url)
             try await teacher.signUp("teacher@example.com", "Tim", "Teacher")
-            #expect(await teacher.run(["maps", "create", "ios-2027"]).status == 0)
-            #expect(await teacher.run(["post", "--location", "Lima, Peru", "--link", "tim.example", "--yes"]).status == 0)
+            #expect(try await teacher.run(["maps", "create", "ios-2027"]).status == 0)
+            #expect(try await teacher.run(["post", "--location", "Lima, Peru", "--link", "tim.example", "--yes"]).status == 0)
 
-            let use = await teacher.run(["maps", "use", "ios-2027"])
+            let use = try await teacher.run(["maps", "use", "ios-2027"])
             #expect(use.status == 0, "\(use)")
             #expect(use.output == "the commands now work on ios-2027 (ios-2027) on \(system.url); back with: onthemap maps use --default\n")
-            #expect(await teacher.run(["maps", "use"]).output == "the commands work on ios-2027 on \(system.url)\n")
-            #expect(await teacher.run(["post", "--location", "Berlin, Germany", "--link", "tim.example", "--yes"]).status == 0)
-            #expect(await teacher.run(["list"]).output.contains("Berlin, Germany"))
-            #expect(!(await teacher.run(["list"]).output.contains("Lima, Peru")))
-            #expect(await teacher.run(["list", "--map", "default"]).output.contains("Lima, Peru"))
-            let invite = await teacher.run(["maps", "invite", "--expires", "7d", "--uses", "30"])
+            #expect(try await teacher.run(["maps", "use"]).output == "the commands work on ios-2027 on \(system.url)\n")
+            #expect(try await teacher.run(["post", "--location", "Berlin, Germany", "--link", "tim.example", "--yes"]).status == 0)
+            #expect(try await teacher.run(["list"]).output.contains("Berlin, Germany"))
+            #expect(!(try await teacher.run(["list"]).output.contains("Lima, Peru")))
+            #expect(try await teacher.run(["list", "--map", "default"]).output.contains("Lima, Peru"))
+            let invite = try await teacher.run(["maps", "invite", "--expires", "7d", "--uses", "30"])
             #expect(invite.status == 0 && invite.output.contains("/maps/ios-2027/join/"), "the kept map needs no --map: \(invite)")
 
-            let back = await teacher.run(["maps", "use", "--default"])
+            let back = try await teacher.run(["maps", "use", "--default"])
             #expect(back.status == 0 && back.output == "the commands now work on the gateway's own map on \(system.url)\n", "\(back)")
-            #expect(await teacher.run(["list"]).output.contains("Lima, Peru"))
-            let none = await teacher.run(["maps", "invite"])
+            #expect(try await teacher.run(["list"]).output.contains("Lima, Peru"))
+            let none = try await teacher.run(["maps", "invite"])
             #expect(none.status == 64 && none.errors == "which map? name it with --map SLUG, or choose one with: onthemap maps use SLUG\n", "\(none)")
 
-            let unknown = await teacher.run(["maps", "use", "no-such-map"])
+            let unknown = try await teacher.run(["maps", "use", "no-such-map"])
             #expect(unknown.status == 12, "\(unknown)")
-            #expect(await teacher.run(["maps", "use"]).output == "the commands work on the gateway's own map on \(system.url)\n")
+            #expect(try await teacher.run(["maps", "use"]).output == "the commands work on the gateway's own map on \(system.url)\n")
         }
     }
 
     @Test func invitesAreListedAndARevokedOneNoLongerLetsAnyoneIn() async throws {
-        try await ServiceSystem.with { system in
-            let teacher = MemoryCLI(gateway: system.url)
+        try await ClientSystem.with { system in
+            let teacher = CLI(gateway: system.url)
             try await teacher.signUp("teacher@example.com", "Tim", "Teacher")
-            #expect(await teacher.run(["maps", "create", "ios-2027", "--use"]).status == 0)
-            let link = await teacher.run(["maps", "invite", "--uses", "30"]).output.trimmingCharacters(in: .newlines)
+            #expect(try await teacher.run(["maps", "create", "ios-2027", "--use"]).status == 0)
+            let link = try await teacher.run(["maps", "invite", "--uses", "30"]).output.trimmingCharacters(in: .newlines)
             let code = try #require(InviteCode(link)).code
 
-            let invites = await teacher.run(["maps", "invites"])
+            let invites = try await teacher.run(["maps", "invites"])
             #expect(invites.status == 0, "\(invites)")
             let lines = invites.output.split(separator: "\n")
             #expect(lines.first?.hasPrefix("CODE") == true && lines.count == 2, "\(invites)")
             #expect(lines.last?.hasPrefix("\(code)  0 of 30  never    \(link)") == true, "\(invites)")
 
-            let revoke = await teacher.run(["maps", "revoke-invite", code])
+            let revoke = try await teacher.run(["maps", "revoke-invite", code])
             #expect(revoke.status == 0 && revoke.output == "revoked the invite \(code) to ios-2027\n", "\(revoke)")
-            let empty = await teacher.run(["maps", "invites"])
+            let empty = try await teacher.run(["maps", "invites"])
             #expect(empty.output.isEmpty && empty.errors == "no invite to ios-2027 works now; make one with: onthemap maps invite\n", "\(empty)")
 
-            let student = MemoryCLI(gateway: system.url)
+            let student = CLI(gateway: system.url)
             try await student.signUp("ada@example.com", "Ada", "Lovelace")
-            let join = await student.run(["maps", "join", link])
+            let join = try await student.run(["maps", "join", link])
             #expect(join.status == 9, "\(join)")
             #expect(join.errors == "that invite does not work: it is wrong, revoked, expired or used up; ask for a new one\n")
-            let dashed = await student.run(["maps", "join", "--map", "ios-2027", "-" + String(repeating: "A", count: 21)])
+            let dashed = try await student.run(["maps", "join", "--map", "ios-2027", "-" + String(repeating: "A", count: 21)])
             #expect(dashed.status == 9, "a code may begin with -, and is no option: \(dashed)")
-            let bare = await student.run(["maps", "join", code])
+            let bare = try await student.run(["maps", "join", code])
             #expect(bare.status == 64 && bare.errors == "an invite's code alone needs its map: --map SLUG: \(code)\n", "\(bare)")
         }
     }
 
     @Test func aModeratorHidesAPinWithAReasonListsItAndBringsItBack() async throws {
-        try await ServiceSystem.with { system in
-            let teacher = MemoryCLI(gateway: system.url)
+        try await ClientSystem.with { system in
+            let teacher = CLI(gateway: system.url)
             try await teacher.signUp("teacher@example.com", "Tim", "Teacher")
-            #expect(await teacher.run(["maps", "create", "ios-2027", "--use"]).status == 0)
-            let link = await teacher.run(["maps", "invite"]).output.trimmingCharacters(in: .newlines)
-            let student = MemoryCLI(gateway: system.url)
+            #expect(try await teacher.run(["maps", "create", "ios-2027", "--use"]).status == 0)
+            let link = try await teacher.run(["maps", "invite"]).output.trimmingCharacters(in: .newlines)
+            let student = CLI(gateway: system.url)
             let ada = try await student.signUp("ada@example.com", "Ada", "Lovelace", system: system)
-            #expect(await student.run(["maps", "join", link, "--use"]).status == 0)
-            let id = await student.run(["post", "--location", "Berlin, Germany", "--link", "ada.example", "--yes"]).output
+            #expect(try await student.run(["maps", "join", link, "--use"]).status == 0)
+            let id = try await student.run(["post", "--location", "Berlin, Germany", "--link", "ada.example", "--yes"]).output
                 .trimmingCharacters(in: .newlines)
 
-            let notAllowed = await student.run(["maps", "hide", id, "--reason", "mine"])
+            let notAllowed = try await student.run(["maps", "hide", id, "--reason", "mine"])
             #expect(notAllowed.status == 13 && notAllowed.errors.hasPrefix("not allowed: "), "\(notAllowed)")
 
-            let hide = await teacher.run(["maps", "hide", id, "--reason", "a test pin"])
+            let hide = try await teacher.run(["maps", "hide", id, "--reason", "a test pin"])
             #expect(hide.status == 0, "\(hide)")
             #expect(hide.output == "hid \(id) (Ada Lovelace · Berlin, Germany · https://ada.example) on ios-2027: a test pin\n")
-            #expect(await student.run(["list"]).errors == "no pins on ios-2027 yet\n")
-            let hidden = await teacher.run(["maps", "hidden"])
+            #expect(try await student.run(["list"]).errors == "no pins on ios-2027 yet\n")
+            let hidden = try await teacher.run(["maps", "hidden"])
             #expect(
                 hidden.output.tableCells
                     == [["OBJECTID", "NAME", "PLACE", "REASON", "HIDDEN"], [id, "Ada Lovelace", "Berlin, Germany", "a test pin", "just now"]],
                 "\(hidden)")
 
-            let unhide = await teacher.run(["maps", "unhide", id])
+            let unhide = try await teacher.run(["maps", "unhide", id])
             #expect(
                 unhide.status == 0 && unhide.output == "brought back \(id) (Ada Lovelace · Berlin, Germany · https://ada.example) on ios-2027\n",
                 "\(unhide)")
-            #expect(await student.run(["list"]).output.contains("Ada Lovelace"))
+            #expect(try await student.run(["list"]).output.contains("Ada Lovelace"))
 
             let key = try #require(ada.session?.accountKey)
-            let role = await teacher.run(["maps", "role", key, "moderator"])
+            let role = try await teacher.run(["maps", "role", key, "moderator"])
             #expect(role.status == 0 && role.output == "Ada Lovelace (\(key)) is now moderator on ios-2027\n", "\(role)")
-            let teacherKey = await teacher.run(["whoami"]).output.firstMatch(of: #/key (\S+)/#).map { String($0.1) }
-            let remove = await student.run(["maps", "remove", try #require(teacherKey), "--yes"])
+            let teacherKey = try await teacher.run(["whoami"]).output.firstMatch(of: #/key (\S+)/#).map { String($0.1) }
+            let remove = try await student.run(["maps", "remove", try #require(teacherKey), "--yes"])
             #expect(remove.status != 0, "a moderator cannot remove the owner: \(remove)")
         }
     }
 
     @Test func theOwnerChangesTheSettingsAndDeletesTheMap() async throws {
-        try await ServiceSystem.with { system in
-            let teacher = MemoryCLI(gateway: system.url)
+        try await ClientSystem.with { system in
+            let teacher = CLI(gateway: system.url)
             try await teacher.signUp("teacher@example.com", "Tim", "Teacher")
-            #expect(await teacher.run(["maps", "create", "ios-2027", "--name", "iOS 2027", "--use"]).status == 0)
-            let set = await teacher.run(["maps", "set", "--read", "public", "--post", "signed-in", "--pins-per-student", "5", "--approval"])
+            #expect(try await teacher.run(["maps", "create", "ios-2027", "--name", "iOS 2027", "--use"]).status == 0)
+            let set = try await teacher.run(["maps", "set", "--read", "public", "--post", "signed-in", "--pins-per-student", "5", "--approval"])
             #expect(set.status == 0, "\(set)")
             #expect(set.output == "changed ios-2027 · iOS 2027 · anyone read · signed-in post · 5 pins each · members approved · you: owner\n")
-            let show = await MemoryCLI(gateway: system.url).run(["maps", "show", "--map", "ios-2027"])
+            let show = try await CLI(gateway: system.url).run(["maps", "show", "--map", "ios-2027"])
             #expect(
                 show.output == "ios-2027 · iOS 2027 · anyone read · signed-in post · 5 pins each · members approved\n\(system.url)/maps/ios-2027/\n",
                 "\(show)")
 
-            let refused = await teacher.run(["maps", "delete"])
+            let refused = try await teacher.run(["maps", "delete"])
             #expect(refused.status == 64 && refused.errors == "no terminal to confirm deleting ios-2027; pass --yes to delete it\n", "\(refused)")
-            let delete = await teacher.run(["maps", "delete", "--yes"])
+            let delete = try await teacher.run(["maps", "delete", "--yes"])
             #expect(delete.status == 0 && delete.output == "deleted the map ios-2027; the commands now work on the gateway's own map\n", "\(delete)")
-            #expect(await teacher.run(["list", "--map", "ios-2027"]).status == 12)
+            #expect(try await teacher.run(["list", "--map", "ios-2027"]).status == 12)
         }
     }
 }

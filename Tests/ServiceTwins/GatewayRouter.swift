@@ -99,30 +99,6 @@ struct FromPeer<Router: HTTPResponder>: HTTPResponder where Router.Context == Ga
     }
 }
 
-/// locations-service and the gateway in this process, each on a real socket of loopback, as their
-/// `buildApplication`s wire them, on one fresh database: the whole system but its processes, for what
-/// needs the service's PostgreSQL store (class maps) and not a process's life. `body` gets the gateway's
-/// client and the database.
-func withGatewayOverService(
-    configure: @Sendable (inout GatewayConfiguration) -> Void = { _ in },
-    _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void
-) async throws {
-    let database = try await TestDatabase.create()
-    var service = try ServiceConfiguration.fromEnvironment([
-        "DATABASE_URL": database.url, "INTERNAL_TOKEN": TestDatabase.internalToken, "LOG_LEVEL": "warning",
-    ])
-    service.host = "127.0.0.1"
-    service.port = 0
-    try await LocationsService.buildApplication(service, logger: TestDatabase.logger).test(.live) { locations in
-        var configuration = try testGatewayConfiguration(database: database.url, locations: "http://127.0.0.1:\(locations.port!)")
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configure(&configuration)
-        try await AuthGateway.buildApplication(configuration, logger: TestDatabase.logger).test(.live) { client in
-            try await body(client, database)
-        }
-    }
-}
 /// The gateway's settings in a test: its database and locations-service at the URLs given, the tests'
 /// internal token, warnings only, and the cheapest password hashing it takes (cost 4).
 func testGatewayConfiguration(database: String, locations: String) throws -> GatewayConfiguration {

@@ -57,18 +57,6 @@ struct MemorySystem: StudentSystem {
     }
 }
 
-/// locations-service and the gateway in this process, on real sockets of loopback and a fresh database
-/// (`withGatewayOverService`): for class maps, whose store is PostgreSQL. Clients reach it over HTTP.
-struct ServiceSystem: StudentSystem {
-    let url: String
-
-    static func with(_ body: @escaping @Sendable (ServiceSystem) async throws -> Void) async throws {
-        try await withGatewayOverService { gateway, _ in
-            try await body(ServiceSystem(url: "http://127.0.0.1:\(try #require(gateway.port))"))
-        }
-    }
-}
-
 /// The gateway in this process on a real socket of loopback and a fresh database, with locations-service's
 /// router over pins in memory behind it (`withGatewaySocket`), which a test can stop: for what a client sees
 /// while the service is away.
