@@ -2,6 +2,7 @@ import OnTheMapShared
 import PostgresNIO
 import ServiceKit
 import ServiceLifecycle
+import Synchronization
 import TestSupport
 import Testing
 
@@ -58,8 +59,9 @@ import Testing
         }
     }
 
-    /// Posts queued when shutdown begins are written and acknowledged before the service ends; a post after
-    /// that is refused at once as the service stopping, never left waiting.
+    /// Posts in flight and queued when shutdown begins are written and acknowledged before the service
+    /// ends; a post after that is refused at once as the service stopping, never left waiting. A lock on the
+    /// log holds the first batches in the database while the others queue behind them.
     @Test func aShutdownWritesWhatIsQueuedThenRefusesNewPosts() async throws {
         let database = try await TestDatabase.create()
         try await database.withClient { client in
@@ -68,23 +70,47 @@ import Testing
             let posts = PostAppender(events: events)
             let commands = LocationCommands(
                 log: PostgresLocationLog(events: events, posts: posts, readModel: ReadModel(database: database)), didAppend: {})
+            let (locked, lockTaken) = AsyncStream<Void>.makeStream()
+            let (released, release) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await client.withConnection { connection in
+                    _ = try await connection.query("BEGIN", logger: TestDatabase.logger)
+                    _ = try await connection.query("LOCK TABLE locations.events IN EXCLUSIVE MODE", logger: TestDatabase.logger)
+                    lockTaken.yield()
+                    for await _ in released { break }
+                    _ = try await connection.query("COMMIT", logger: TestDatabase.logger)
+                }
+            }
+            for await _ in locked { break }
             let queued = (0..<50).map { index in
                 Task { try await commands.post(TestPin.input, context: .init(actor: LocationCommandsHarness.owners[index % 40])).objectId }
             }
-            while posts.queuedCount < queued.count { await Task.yield() }
+            // Two batches of one are held by the lock; the other 48 wait for them.
+            try #require(try await waitFor(within: .seconds(30)) { posts.queuedCount == queued.count - 2 } != nil)
 
             let group = ServiceGroup(configuration: .init(services: [posts], logger: TestDatabase.logger))
+            let ended = Atomic(false)
+            let running = Task {
+                try await group.run()
+                ended.store(true, ordering: .sequentiallyConsistent)
+            }
             await group.triggerGracefulShutdown()
-            try await group.run()
+            try #require(try await waitFor(within: .seconds(30)) { posts.stopped } != nil)
+            await #expect(throws: ServiceStopping()) {
+                try await commands.post(TestPin.input, context: .init(actor: LocationCommandsHarness.owners[0]))
+            }
+            let endedEarly = ended.load(ordering: .sequentiallyConsistent)
+            #expect(!endedEarly, "the service must not end while posts it took in are unwritten")
+            release.yield()
+            try await holder.value
+            try await running.value
+            #expect(try await LocationCommandsHarness.eventTotal(client) == 50, "the service ends once every post taken in is committed")
 
             var acknowledged: Set<ObjectID> = []
             for post in queued { acknowledged.insert(try await post.value) }
             #expect(acknowledged.count == 50)
             let logged = try await client.query("SELECT stream_name FROM locations.events", logger: TestDatabase.logger).collect()
             #expect(Set(try logged.map { try $0.decode(String.self) }) == Set(acknowledged.map { StreamName($0).rawValue }))
-            await #expect(throws: ServiceStopping()) {
-                try await commands.post(TestPin.input, context: .init(actor: LocationCommandsHarness.owners[0]))
-            }
         }
     }
 }

@@ -46,14 +46,17 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     private struct Asking {
         let subjects: [WriteLimit.Subject]
         let moment: Timestamp
-        /// Resumed with the decision, or with nil when this replica stopped hearing its database meanwhile:
-        /// the write is then decided in memory.
-        let continuation: CheckedContinuation<WriteDecision?, any Error>
+        let continuation: CheckedContinuation<Answer, any Error>
+    }
+
+    /// What a write that asked the database is told.
+    private enum Answer {
+        case decided(WriteDecision)
+        /// This replica stopped hearing its database meanwhile: the write is decided in memory.
+        case notHeard
     }
 
     private struct State {
-        var queue: [Asking] = []
-        var deciding = false
         var listening = true
         /// Writes counted and not yet let through, by the subjects they were counted against.
         var leases: [[String]: Lease] = [:]
@@ -77,6 +80,8 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     private let database: Database
     private let local = MemoryWriteAllowanceStore()
     private let state = Mutex(State())
+    /// One batch at a time: what arrives while it is decided goes in the next.
+    private let batches = Batches<Asking>(slots: 1)
 
     init(database: Database) {
         self.database = database
@@ -94,21 +99,14 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
 
     func take(_ subjects: [WriteLimit.Subject], at moment: Timestamp) async throws -> WriteDecision {
         if let decided = decideAtOnce(subjects, at: moment) { return decided }
-        let decided: WriteDecision? = try await withCheckedThrowingContinuation { continuation in
-            // Whether this write starts a batch; nil when the database is not heard.
-            let starts = state.withLock { state -> Bool? in
-                guard state.listening else { return nil }
-                state.queue.append(Asking(subjects: subjects, moment: moment, continuation: continuation))
-                defer { state.deciding = true }
-                return !state.deciding
-            }
-            switch starts {
-            case nil: continuation.resume(returning: nil)
-            case true?: Task { await self.decideWhileAsked() }
-            case false?: break
-            }
+        let answer: Answer = try await withCheckedThrowingContinuation { continuation in
+            // Never refused: the batches are not stopped, a write that outlives the database fails with it.
+            _ = batches.submit(Asking(subjects: subjects, moment: moment, continuation: continuation)) { await self.decide($0) }
         }
-        return decided ?? local.decide(subjects, at: moment)
+        switch answer {
+        case .decided(let decision): return decision
+        case .notHeard: return local.decide(subjects, at: moment)
+        }
     }
 
     func giveBack(_ subjects: [WriteLimit.Subject]) async throws {
@@ -120,28 +118,26 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
             """)
     }
 
-    /// Decides what is asked, batch after batch, until nothing is. A write that waited while the batch before
-    /// took a lease for its subjects goes through on that lease without asking again.
-    private func decideWhileAsked() async {
-        while true {
-            let (batch, leased) = state.withLock { state in
-                defer { state.queue = [] }
-                if state.queue.isEmpty { state.deciding = false }
-                var batch: [Asking] = []
-                var leased: [Asking] = []
-                for asking in state.queue {
-                    if state.leased(asking.subjects) { leased.append(asking) } else { batch.append(asking) }
-                }
-                return (batch, leased)
+    /// Decides one batch: a write that waited while the batch before took a lease for its subjects goes
+    /// through on that lease without asking again, the others in one statement, at the newest moment of
+    /// the batch (which no write of it was asked after).
+    private func decide(_ waiting: [Asking]) async {
+        let (listening, leased, batch) = state.withLock { state in
+            guard state.listening else { return (false, [Asking](), waiting) }
+            var leased: [Asking] = []
+            var batch: [Asking] = []
+            for asking in waiting {
+                if state.leased(asking.subjects) { leased.append(asking) } else { batch.append(asking) }
             }
-            for asking in leased { asking.continuation.resume(returning: .allowed) }
-            guard let moment = batch.map(\.moment).max() else {
-                if leased.isEmpty { return }
-                continue
-            }
-            // At the newest moment of the batch, which no write of it was asked after.
-            await decide(batch, at: moment)
+            return (true, leased, batch)
         }
+        guard listening else {
+            for asking in waiting { asking.continuation.resume(returning: .notHeard) }
+            return
+        }
+        for asking in leased { asking.continuation.resume(returning: .decided(.allowed)) }
+        guard let moment = batch.map(\.moment).max() else { return }
+        await decide(batch, at: moment)
     }
 
     private func decide(_ batch: [Asking], at moment: Timestamp) async {
@@ -171,7 +167,7 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
                 }
             }
             for (asking, answer) in zip(batch, answers) {
-                asking.continuation.resume(returning: answer > 0 ? .allowed : .wait(seconds: Int(-answer)))
+                asking.continuation.resume(returning: .decided(answer > 0 ? .allowed : .wait(seconds: Int(-answer))))
             }
         } catch {
             for asking in batch { asking.continuation.resume(throwing: error) }
