@@ -237,32 +237,6 @@ import Testing
         }
     }
 
-    @Test func slowClientsAndIdleOnesAreCutOffWhileANormalClientIsServedWithinASecond() async throws {
-        try await withGatewaySocket(configure: {
-            $0.limits.headerTimeout = .seconds(1)
-            $0.limits.idleTimeout = .seconds(2)
-        }) { client, _ in
-            _ = try await client.send(.get, "/v1/StudentLocation")
-            let idle = try (0..<20).map { _ in try RawConnection(port: client.port!) }
-            let slow = try (0..<20).map { _ in try RawConnection(port: client.port!) }
-            let started = ContinuousClock.now
-            // The slow ones send a header byte every 200 ms; meanwhile a student keeps reading the list.
-            for _ in 0..<15 {
-                for connection in slow { try? connection.send("G") }
-                let asked = ContinuousClock.now
-                let reply = try await client.send(.get, "/v1/StudentLocation")
-                #expect(reply.status == .ok)
-                #expect(ContinuousClock.now - asked < .seconds(1))
-                // real time: the gateway's header and idle timeouts run on its own clock, which a test cannot drive.
-                try await Task.sleep(for: .milliseconds(200))
-            }
-            let slowClosed = try await blocking { slow.map { $0.closedByPeer(within: .milliseconds(100)) != nil } }
-            let idleClosed = try await blocking { idle.map { $0.closedByPeer(within: .seconds(2)) != nil } }
-            #expect(slowClosed.allSatisfy { $0 }, "slow heads still open after \(ContinuousClock.now - started)")
-            #expect(idleClosed.allSatisfy { $0 }, "idle connections still open after \(ContinuousClock.now - started)")
-        }
-    }
-
     @Test func overlongPathSegmentsQueryValuesAndHeadersAreRefusedNeverA500() async throws {
         try await Self.withOwnerAndIntruder { client, _, intruder, _ in
             let long = String(repeating: "a", count: 6_000)
@@ -288,6 +262,34 @@ import Testing
                 reply = try await client.send(method, path, body: method == .post ? TestPin.json : nil, headers: headers)
                 #expect((400..<500).contains(reply.status.code), "\(method) \(path.prefix(50)): \(reply.status) \(reply.body.prefix(120))")
             }
+        }
+    }
+}
+
+extension TimedGatewayTests {
+    @Test func slowClientsAndIdleOnesAreCutOffWhileANormalClientIsServedWithinASecond() async throws {
+        try await withGatewaySocket(configure: {
+            $0.limits.headerTimeout = .seconds(1)
+            $0.limits.idleTimeout = .seconds(2)
+        }) { client, _ in
+            _ = try await client.send(.get, "/v1/StudentLocation")
+            let idle = try (0..<20).map { _ in try RawConnection(port: client.port!) }
+            let slow = try (0..<20).map { _ in try RawConnection(port: client.port!) }
+            let started = ContinuousClock.now
+            // The slow ones send a header byte every 200 ms; meanwhile a student keeps reading the list.
+            for _ in 0..<15 {
+                for connection in slow { try? connection.send("G") }
+                let asked = ContinuousClock.now
+                let reply = try await client.send(.get, "/v1/StudentLocation")
+                #expect(reply.status == .ok)
+                #expect(ContinuousClock.now - asked < .seconds(1))
+                // real time: the gateway's header and idle timeouts run on its own clock, which a test cannot drive.
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let slowClosed = try await blocking { slow.map { $0.closedByPeer(within: .milliseconds(100)) != nil } }
+            let idleClosed = try await blocking { idle.map { $0.closedByPeer(within: .seconds(2)) != nil } }
+            #expect(slowClosed.allSatisfy { $0 }, "slow heads still open after \(ContinuousClock.now - started)")
+            #expect(idleClosed.allSatisfy { $0 }, "idle connections still open after \(ContinuousClock.now - started)")
         }
     }
 }

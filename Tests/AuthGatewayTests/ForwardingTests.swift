@@ -30,33 +30,6 @@ import Testing
         }
     }
 
-    @Test func locationsServiceDownGivesAQuickParseStyle503() async throws {
-        try await withGateway { client, fixture in
-            let student = try await client.signedUpAndLoggedIn("down@example.com")
-            let port = try #require(client.port)
-            let ready = try ServiceProcess.healthCheck("auth-gateway", port: port)
-            #expect(ready.status == 0 && ready.output == "auth-gateway on 127.0.0.1:\(port) is ready\n", "\(ready)")
-            fixture.locations.terminate()
-            _ = await fixture.locations.waitForExit(timeout: .seconds(10))
-            for (method, body) in [
-                (HTTPRequest.Method.get, nil as String?), (.post, #"{"mapString":"x","mediaURL":"https://a.example","latitude":1,"longitude":1}"#),
-            ] {
-                let started = ContinuousClock.now
-                let reply = try await client.send(method, "/v1/StudentLocation", body: body, headers: [student.bearer])
-                #expect(reply.status == .serviceUnavailable)
-                #expect(reply.body == #"{"code":100,"error":"The locations service is unavailable; try again shortly."}"#)
-                #expect(reply.headers[.retryAfter] == "1")
-                #expect(ContinuousClock.now - started < .seconds(2))
-            }
-            #expect(try await client.send(.get, "/readyz").status == .serviceUnavailable)
-            let down = try ServiceProcess.healthCheck("auth-gateway", port: port)
-            #expect(down.status == 1)
-            #expect(
-                down.output == "auth-gateway on 127.0.0.1:\(port) is not ready: HTTP/1.1 503 Service Unavailable "
-                    + #"{"status":"unavailable","reason":"locations-service unreachable"}"# + "\n")
-        }
-    }
-
     @Test func theCachedLatestListFollowsChangesMadeElsewhere() async throws {
         try await withGateway { client, fixture in
             let student = try await client.signedUpAndLoggedIn("cache@example.com")
@@ -91,6 +64,35 @@ import Testing
             #expect(health.body == #"{"status":"ok"}"#)
             #expect(ready.body == #"{"status":"ready"}"#)
             #expect(metrics.status == .ok)
+        }
+    }
+}
+
+extension TimedGatewayTests {
+    @Test func locationsServiceDownGivesAQuickParseStyle503() async throws {
+        try await withGateway { client, fixture in
+            let student = try await client.signedUpAndLoggedIn("down@example.com")
+            let port = try #require(client.port)
+            let ready = try ServiceProcess.healthCheck("auth-gateway", port: port)
+            #expect(ready.status == 0 && ready.output == "auth-gateway on 127.0.0.1:\(port) is ready\n", "\(ready)")
+            fixture.locations.terminate()
+            _ = await fixture.locations.waitForExit(timeout: .seconds(10))
+            for (method, body) in [
+                (HTTPRequest.Method.get, nil as String?), (.post, #"{"mapString":"x","mediaURL":"https://a.example","latitude":1,"longitude":1}"#),
+            ] {
+                let started = ContinuousClock.now
+                let reply = try await client.send(method, "/v1/StudentLocation", body: body, headers: [student.bearer])
+                #expect(reply.status == .serviceUnavailable)
+                #expect(reply.body == #"{"code":100,"error":"The locations service is unavailable; try again shortly."}"#)
+                #expect(reply.headers[.retryAfter] == "1")
+                #expect(ContinuousClock.now - started < .seconds(2))
+            }
+            #expect(try await client.send(.get, "/readyz").status == .serviceUnavailable)
+            let down = try ServiceProcess.healthCheck("auth-gateway", port: port)
+            #expect(down.status == 1)
+            #expect(
+                down.output == "auth-gateway on 127.0.0.1:\(port) is not ready: HTTP/1.1 503 Service Unavailable "
+                    + #"{"status":"unavailable","reason":"locations-service unreachable"}"# + "\n")
         }
     }
 }

@@ -29,42 +29,6 @@ import Testing
         return Set((list.json["results"] as? [[String: Any]] ?? []).compactMap { $0["objectId"] as? String })
     }
 
-    @Test func aHiddenPinVanishesFromEveryOpenStreamAndTheListWithinASecondAndAnUnhideBringsItBack() async throws {
-        try await withGateway { client, fixture in
-            let student = try await client.signedUpAndLoggedIn("hidden@example.com")
-            let kept = try await client.postPin(as: student, mapString: "Accra, Ghana")
-            let id = try await client.postPin(as: student, mapString: "Lagos, Nigeria")
-            #expect(try await Self.listed(client) == [id, kept] as Set)
-            let browsers = [try await LiveStreamTests.open(client.port!), try await LiveStreamTests.open(client.port!)]
-
-            let hide = try Self.moderate(["hide", id, "--reason", "spam link"], on: fixture)
-            #expect(hide.status == 0, "\(hide.output)")
-            let hidden = ContinuousClock.now
-            for browser in browsers {
-                let removal = try await Self.next("LocationHidden", on: browser)
-                #expect(removal["data"]?.hasPrefix("{\"objectId\":\"\(id)\",\"uniqueKey\":\"\(student.key)\"") == true)
-                #expect(removal["data"]?.contains("spam") == false, "the reason stays in the log")
-            }
-            let gone = try await waitFor(within: .seconds(1)) { try await Self.listed(client) == [kept] as Set }
-            #expect(gone != nil, "the hidden pin was still listed a second after the command")
-            #expect(ContinuousClock.now - hidden < .seconds(1))
-            let moved = try await client.send(.put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"Abuja"}"#, headers: [student.bearer])
-            #expect(moved.status == .notFound)
-            #expect(moved.body == #"{"code":101,"error":"Object not found."}"#)
-
-            let unhide = try Self.moderate(["unhide", id], on: fixture)
-            #expect(unhide.status == 0, "\(unhide.output)")
-            let unhidden = ContinuousClock.now
-            for browser in browsers {
-                let pin = try await Self.next("LocationUnhidden", on: browser)
-                #expect(pin["data"]?.contains("\"mapString\":\"Lagos, Nigeria\"") == true)
-            }
-            let back = try await waitFor(within: .seconds(1)) { try await Self.listed(client) == [id, kept] as Set }
-            #expect(back != nil, "the unhidden pin was not listed again a second after the command")
-            #expect(ContinuousClock.now - unhidden < .seconds(1))
-        }
-    }
-
     /// Every read of the map as a client can ask it: now, at `moment` (`?at=`), the pin itself and its
     /// history, as the answers' bodies.
     static func everyRead(of id: String, at moment: Timestamp, _ client: any TestClientProtocol) async throws -> [String: String] {
@@ -147,6 +111,44 @@ import Testing
             #expect(back != nil, "the unhidden pin was not listed again")
             #expect(after.compactMap { $0["objectId"] as? String } == [newer, older])
             #expect(after.last?["updatedAt"] as? String == before.last?["updatedAt"] as? String)
+        }
+    }
+}
+
+extension TimedGatewayTests {
+    @Test func aHiddenPinVanishesFromEveryOpenStreamAndTheListWithinASecondAndAnUnhideBringsItBack() async throws {
+        try await withGateway { client, fixture in
+            let student = try await client.signedUpAndLoggedIn("hidden@example.com")
+            let kept = try await client.postPin(as: student, mapString: "Accra, Ghana")
+            let id = try await client.postPin(as: student, mapString: "Lagos, Nigeria")
+            #expect(try await HiddenPinTests.listed(client) == [id, kept] as Set)
+            let browsers = [try await LiveStreamTests.open(client.port!), try await LiveStreamTests.open(client.port!)]
+
+            let hide = try HiddenPinTests.moderate(["hide", id, "--reason", "spam link"], on: fixture)
+            #expect(hide.status == 0, "\(hide.output)")
+            let hidden = ContinuousClock.now
+            for browser in browsers {
+                let removal = try await HiddenPinTests.next("LocationHidden", on: browser)
+                #expect(removal["data"]?.hasPrefix("{\"objectId\":\"\(id)\",\"uniqueKey\":\"\(student.key)\"") == true)
+                #expect(removal["data"]?.contains("spam") == false, "the reason stays in the log")
+            }
+            let gone = try await waitFor(within: .seconds(1)) { try await HiddenPinTests.listed(client) == [kept] as Set }
+            #expect(gone != nil, "the hidden pin was still listed a second after the command")
+            #expect(ContinuousClock.now - hidden < .seconds(1))
+            let moved = try await client.send(.put, "/v1/StudentLocation/\(id)", body: #"{"mapString":"Abuja"}"#, headers: [student.bearer])
+            #expect(moved.status == .notFound)
+            #expect(moved.body == #"{"code":101,"error":"Object not found."}"#)
+
+            let unhide = try HiddenPinTests.moderate(["unhide", id], on: fixture)
+            #expect(unhide.status == 0, "\(unhide.output)")
+            let unhidden = ContinuousClock.now
+            for browser in browsers {
+                let pin = try await HiddenPinTests.next("LocationUnhidden", on: browser)
+                #expect(pin["data"]?.contains("\"mapString\":\"Lagos, Nigeria\"") == true)
+            }
+            let back = try await waitFor(within: .seconds(1)) { try await HiddenPinTests.listed(client) == [id, kept] as Set }
+            #expect(back != nil, "the unhidden pin was not listed again a second after the command")
+            #expect(ContinuousClock.now - unhidden < .seconds(1))
         }
     }
 }

@@ -21,60 +21,6 @@ import Testing
         }
     }
 
-    @Test func aHiddenPinLeavesTheRunningServicesListAtOnceAndAnUnhideBringsItBackAsItWas() async throws {
-        try await withLiveService { client, database in
-            let id = try await client.post(as: TestActors.jarrod, mapString: "Lagos, Nigeria")
-            let other = try await client.post(as: TestActors.amara)
-            let before = try await client.list()
-            #expect(Set(before.compactMap { $0["objectId"] as? String }) == [other, id])
-
-            // The command runs in a process of its own; the service hears of it as of any append.
-            let hidden = try Self.moderate(["hide", id, "--reason", "spam link", "--operator", "ops"], on: database)
-            #expect(hidden.status == 0)
-            #expect(hidden.output == "hid pin \(id) of \(TestActors.jarrod.key): spam link\n")
-            let gone = try await waitFor(within: .seconds(1)) { try await client.list().compactMap { $0["objectId"] as? String } == [other] }
-            #expect(gone != nil, "the hidden pin was still in the service's list a second after the command")
-            let one = try await client.send(.get, "/v1/StudentLocation/\(id)")
-            #expect(one.status == .notFound)
-            // Not the owner's to change while hidden: as for a pin that is not there.
-            let moved = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod, body: #"{"mapString":"Abuja"}"#)
-            #expect(moved.status == .notFound)
-            #expect(moved.body == #"{"code":101,"error":"Object not found."}"#)
-            let deleted = try await client.send(.delete, "/v1/StudentLocation/\(id)", as: TestActors.jarrod)
-            #expect(deleted.status == .notFound)
-            var verified = try await Self.verify(database)
-            #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
-
-            let unhidden = try Self.moderate(["unhide", id, "--operator", "ops"], on: database)
-            #expect(unhidden.status == 0)
-            #expect(unhidden.output == "unhid pin \(id) of \(TestActors.jarrod.key): back on the map\n")
-            let back = try await waitFor(within: .seconds(1)) {
-                Set(try await client.list().compactMap { $0["objectId"] as? String }) == [other, id]
-            }
-            #expect(back != nil, "the unhidden pin was not back in the list a second after the command")
-            let pin = { (list: [[String: Any]]) in list.first { $0["objectId"] as? String == id } }
-            let after = try await client.list()
-            #expect(pin(after)?["mapString"] as? String == "Lagos, Nigeria")
-            #expect(pin(after)?["updatedAt"] as? String == pin(before)?["updatedAt"] as? String, "it comes back as it was hidden")
-            verified = try await Self.verify(database)
-            #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
-            #expect(verified.pins == 2)
-
-            // The pin's history keeps both, with the operator as actor and the reason given.
-            let history = try await database.withClient { client in
-                try await client.query(
-                    """
-                    SELECT event_type, actor_key, coalesce(data->>'reason', '') FROM locations.events
-                    WHERE stream_name = \(StreamName(ObjectID(id)).rawValue) ORDER BY stream_version
-                    """, logger: TestDatabase.logger
-                ).collect().map { try $0.decode((String, String, String).self) }
-            }
-            #expect(history.map(\.0) == ["LocationPosted", "LocationHidden", "LocationUnhidden"])
-            #expect(history.map(\.1) == [TestActors.jarrod.key, "operator:ops", "operator:ops"])
-            #expect(history[1].2 == "spam link")
-        }
-    }
-
     @Test func hidingAHiddenPinUnhidingAVisibleOneAndTouchingADeletedOneAreRefusedInOneLine() async throws {
         let database = try await TestDatabase.create()
         let (kept, deleted) = try await database.withClient { client in
@@ -127,6 +73,62 @@ import Testing
             #expect(removal?["uniqueKey"] as? String == TestActors.joao.key)
             #expect(removal?["reason"] == nil, "the reason stays in the log")
             #expect((events[1]["location"] as? [String: Any])?["mapString"] as? String == "Porto")
+        }
+    }
+}
+
+extension ProcessTests {
+    @Test func aHiddenPinLeavesTheRunningServicesListAtOnceAndAnUnhideBringsItBackAsItWas() async throws {
+        try await withLiveService { client, database in
+            let id = try await client.post(as: TestActors.jarrod, mapString: "Lagos, Nigeria")
+            let other = try await client.post(as: TestActors.amara)
+            let before = try await client.list()
+            #expect(Set(before.compactMap { $0["objectId"] as? String }) == [other, id])
+
+            // The command runs in a process of its own; the service hears of it as of any append.
+            let hidden = try ModerationTests.moderate(["hide", id, "--reason", "spam link", "--operator", "ops"], on: database)
+            #expect(hidden.status == 0)
+            #expect(hidden.output == "hid pin \(id) of \(TestActors.jarrod.key): spam link\n")
+            let gone = try await waitFor(within: .seconds(1)) { try await client.list().compactMap { $0["objectId"] as? String } == [other] }
+            #expect(gone != nil, "the hidden pin was still in the service's list a second after the command")
+            let one = try await client.send(.get, "/v1/StudentLocation/\(id)")
+            #expect(one.status == .notFound)
+            // Not the owner's to change while hidden: as for a pin that is not there.
+            let moved = try await client.send(.put, "/v1/StudentLocation/\(id)", as: TestActors.jarrod, body: #"{"mapString":"Abuja"}"#)
+            #expect(moved.status == .notFound)
+            #expect(moved.body == #"{"code":101,"error":"Object not found."}"#)
+            let deleted = try await client.send(.delete, "/v1/StudentLocation/\(id)", as: TestActors.jarrod)
+            #expect(deleted.status == .notFound)
+            var verified = try await ModerationTests.verify(database)
+            #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
+
+            let unhidden = try ModerationTests.moderate(["unhide", id, "--operator", "ops"], on: database)
+            #expect(unhidden.status == 0)
+            #expect(unhidden.output == "unhid pin \(id) of \(TestActors.jarrod.key): back on the map\n")
+            let back = try await waitFor(within: .seconds(1)) {
+                Set(try await client.list().compactMap { $0["objectId"] as? String }) == [other, id]
+            }
+            #expect(back != nil, "the unhidden pin was not back in the list a second after the command")
+            let pin = { (list: [[String: Any]]) in list.first { $0["objectId"] as? String == id } }
+            let after = try await client.list()
+            #expect(pin(after)?["mapString"] as? String == "Lagos, Nigeria")
+            #expect(pin(after)?["updatedAt"] as? String == pin(before)?["updatedAt"] as? String, "it comes back as it was hidden")
+            verified = try await ModerationTests.verify(database)
+            #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
+            #expect(verified.pins == 2)
+
+            // The pin's history keeps both, with the operator as actor and the reason given.
+            let history = try await database.withClient { client in
+                try await client.query(
+                    """
+                    SELECT event_type, actor_key, coalesce(data->>'reason', '') FROM locations.events
+                    WHERE stream_name = \(StreamName(ObjectID(id)).rawValue) ORDER BY stream_version
+                    """, logger: TestDatabase.logger
+                ).collect().map { try $0.decode((String, String, String).self) }
+            }
+            #expect(history.map(\.0) == ["LocationPosted", "LocationHidden", "LocationUnhidden"])
+            #expect(history.map(\.1) == [TestActors.jarrod.key, "operator:ops", "operator:ops"])
+            #expect(history[1].2 == "spam link")
         }
     }
 }
