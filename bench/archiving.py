@@ -6,11 +6,11 @@ at least 0.9x the POST without archiving. Writes the "WAL archiving's cost" sect
 import statistics
 import subprocess
 
-from install import ensure
-from limits import FIRST_NAMES, LOAD_SECONDS, ROUNDS, WARMUP_SECONDS, in_order
-from processes import RESULTS_DIR, ROOT, BenchError, PostgreSQL, actor_header, log
-from tracing import run_wrk
-from report import stamp, write_sections
+from bench.install import ensure
+from bench.limits import FIRST_NAMES, LOAD_SECONDS, ROUNDS, WARMUP_SECONDS, in_order
+from bench.processes import RESULTS_DIR, ROOT, BenchError, PostgreSQL, actor_header, log
+from bench.tracing import run_wrk
+from bench.report import stamp, write_sections
 
 # As the main run's durable POST: 32 connections, each POST as one of 8 students.
 CONNECTIONS = 32

@@ -5,9 +5,9 @@ PostgreSQL and both services, with the latest-100 list full; writes the "Command
 import json
 import sys
 
-from install import ensure
-from processes import RESULTS_DIR, BenchError, Stack, log, request, setting
-from report import stamp, write_sections
+from bench.install import ensure
+from bench.processes import RESULTS_DIR, BenchError, Stack, log, request, setting
+from bench.report import stamp, write_sections
 
 RATIO_GOAL = 2
 # Peak resident memory of one command, as the kernel counts it for a child of a small process of its own: a

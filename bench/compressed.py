@@ -7,11 +7,11 @@ read" section of BENCHMARKS.md."""
 import gzip
 import statistics
 
-from install import ensure, ensure_module
-from limits import LOAD_SECONDS, READ_PINS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
-from processes import BenchError, Stack, log, request
-from report import stamp, write_sections
-from tracing import run_wrk
+from bench.install import ensure, ensure_module
+from bench.limits import LOAD_SECONDS, READ_PINS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
+from bench.processes import BenchError, Stack, log, request
+from bench.report import stamp, write_sections
+from bench.tracing import run_wrk
 
 CONNECTIONS = 64
 GOAL = 1.0

@@ -13,10 +13,11 @@ import socket
 import subprocess
 import time
 
-from install import ensure
-from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, raise_open_files, request, setting
-from procfs import children_of, command_name, rss_kb
-from report import stamp, write_sections
+from bench.install import ensure
+from bench.processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, raise_open_files, request, setting
+from bench.procfs import children_of, command_name, rss_kb
+from bench.report import stamp, write_sections
+from harness.waiting import poll
 
 REQUESTS = {
     "idle": None,
@@ -64,15 +65,12 @@ def measure(gateway, pid, kind, n):
     if kind == "prepared":
         # The latest list is answered before the router only once the gateway's feed has caught up with the
         # log (up to its first long poll, 5 s): until then it asks the service through the router.
-        deadline = time.time() + 30
-        while True:
+        def answered_before():
             counted = answered_before_router(gateway)
             ask_once()
-            if answered_before_router(gateway) > counted:
-                break
-            if time.time() > deadline:
-                raise BenchError("connection-memory: the latest list is never answered before the router")
-            time.sleep(0.5)
+            return answered_before_router(gateway) > counted
+        if not poll(answered_before, 30, every=0.5):
+            raise BenchError("connection-memory: the latest list is never answered before the router")
     time.sleep(1)
     before = rss_kb(pid)
     counted = answered_before_router(gateway) if kind == "prepared" else 0

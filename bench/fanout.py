@@ -15,11 +15,12 @@ import resource
 import statistics
 import time
 
-from install import ensure
-from processes import NO_CAPS, RESULTS_DIR, ROOT, BenchError, Server, Stack, free_port, log, output_of, \
+from bench.install import ensure
+from bench.processes import NO_CAPS, RESULTS_DIR, ROOT, BenchError, Server, Stack, free_port, log, output_of, \
     raise_open_files, request, setting, student_session
-from procfs import children_of, rss_kb
-from report import load_average, meets, stamp, write_sections
+from bench.procfs import children_of, rss_kb
+from bench.report import load_average, meets, stamp, write_sections
+from harness.waiting import poll
 
 TIME_GOAL, KB_GOAL, GOAL_SIZE = 1.0, 8.0, 50000
 
@@ -55,10 +56,8 @@ def start_nchan(bench, work):
     proc = bench.processes.start(["nginx", "-c", work / "nchan.conf", "-e", work / "nchan-error.log"],
                                  RESULTS_DIR / "fanout-nchan.log")
     nchan = Server("nchan", proc, port, work / "nchan-error.log")
-    for _ in range(50):
-        if request(nchan.url("/publish"))[0] is not None:
-            return nchan
-        time.sleep(0.1)
+    if poll(lambda: request(nchan.url("/publish"))[0] is not None, 5):
+        return nchan
     raise BenchError("nchan did not start")
 
 

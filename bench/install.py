@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from processes import RESULTS_DIR, BenchError, log, show_tail
+from bench.processes import RESULTS_DIR, BenchError, log, show_tail
 
 
 # What shows that a Debian package is installed: a command it brings, or a file (a pattern).

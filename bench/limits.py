@@ -9,12 +9,12 @@ import signal
 import time
 from pathlib import Path
 
-import cli
-from install import ensure
-from processes import RESULTS_DIR, ROOT, BenchError, actor_header, log, output_of, request, setting, show_tail, \
+from bench import cli
+from bench.install import ensure
+from bench.processes import RESULTS_DIR, ROOT, BenchError, actor_header, log, output_of, request, setting, show_tail, \
     student_session, wrk_summary
-from procfs import CPUS, HZ, Sampler, cpu_used, rss_kb
-from report import Results, commit, load_average, utc_now, write_report, write_sections
+from bench.procfs import CPUS, HZ, Sampler, cpu_used, rss_kb
+from bench.report import Results, commit, load_average, utc_now, write_report, write_sections
 
 RESULTS_FILE = RESULTS_DIR / "results.env"
 SUMMARY_LUA = "bench/summary.lua"  # commands run from the project's root

@@ -42,14 +42,14 @@ import socket
 import statistics
 import time
 
-from fanout import http_post
-from install import ensure
-from limits import LOAD_SECONDS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, Benchmarks, ReplayLog, elapsed
-from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, post_json, raise_open_files, request, setting, \
+from bench.fanout import http_post
+from bench.install import ensure
+from bench.limits import LOAD_SECONDS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, Benchmarks, ReplayLog, elapsed
+from bench.processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, post_json, raise_open_files, request, setting, \
     student_session
-from procfs import HZ, rss_kb
-from replay import figures
-from report import Results, load_average, meets, stamp
+from bench.procfs import HZ, rss_kb
+from bench.replay import figures
+from bench.report import Results, load_average, meets, stamp
 
 MAPS = setting("MAPS", 10_000)
 MAP_PINS = setting("MAP_PINS", 100)

@@ -11,10 +11,10 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from install import ensure
-from limits import LOAD_SECONDS, ROUNDS, elapsed
-from processes import RESULTS_DIR, BenchError, log, request, setting, wrk_summary
-from report import meets, stamp, write_sections
+from bench.install import ensure
+from bench.limits import LOAD_SECONDS, ROUNDS, elapsed
+from bench.processes import RESULTS_DIR, BenchError, log, request, setting, wrk_summary
+from bench.report import meets, stamp, write_sections
 
 AT_PINS = setting("AT_PINS", 2_500_000)  # 4 events per pin
 AT_CONNECTIONS = setting("AT_CONNECTIONS", 4)

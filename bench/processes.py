@@ -9,7 +9,6 @@ import resource
 import secrets
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -19,6 +18,11 @@ import urllib.error
 import urllib.request
 from http.client import HTTPException
 from pathlib import Path
+
+from harness.client import PREFIX, read_json
+from harness.postgres import shell
+from harness.processes import free_port
+from harness.waiting import poll
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -52,11 +56,10 @@ def show_tail(path, lines=20):
 
 def lib_sh(script, *args):
     """Runs SCRIPT in bash with scripts/lib.sh sourced (the helpers every script of the project shares),
-    ARGS as $1, $2...; returns what it printed, or stops the run with it."""
-    done = subprocess.run(["bash", "-c", "source scripts/lib.sh\n" + script, "lib.sh", *map(str, args)],
-                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ARGS as $1, $2...; returns what it printed on stdout, or stops the run with all it printed."""
+    done = shell(script, *args, check=False)
     if done.returncode != 0:
-        print(done.stdout, end="", file=sys.stderr)
+        print(done.stdout + done.stderr, end="", file=sys.stderr)
         raise BenchError(f"scripts/lib.sh: {script.split()[0]} failed")
     return done.stdout
 
@@ -67,13 +70,6 @@ def output_of(*args):
         return subprocess.run(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     except OSError:
         return ""
-
-
-def free_port():
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def raise_open_files(name, count):
@@ -285,13 +281,10 @@ class Server:
         return self.base + path
 
     def wait_ready(self, tries, path="/readyz"):
-        """Returns once PATH answers 200; fails if the server ends first or TRIES polls pass."""
-        for _ in range(tries):
-            if request(self.url(path))[0] == 200:
-                return self
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
+        """Returns once PATH answers 200; fails if the server ends first or TRIES polls, 0.1 s apart, pass."""
+        ready = poll(lambda: request(self.url(path))[0] == 200 or self.proc.poll() is not None, tries * 0.1)
+        if ready and self.proc.poll() is None:
+            return self
         show_tail(self.log_path)
         raise BenchError(f"{self.name} did not become ready on port {self.port}")
 
@@ -409,12 +402,11 @@ class Bench:
         (web / "nginx.conf").write_text(template.replace("@DIR@", str(web)).replace("@LISTEN@", listen))
         proc = self.processes.start(["nginx", "-p", web, "-c", web / "nginx.conf", "-e", web / "error.log"])
         nginx = Server("nginx", proc, port, web / "error.log", "https" if tls else "http")
-        for _ in range(50):
-            status, served = request(nginx.url())
-            if status == 200:
-                break
-            time.sleep(0.1)
-        if served != body.read_bytes():
+
+        def served():
+            status, answer = request(nginx.url())
+            return status == 200 and answer
+        if poll(served, 5) != body.read_bytes():
             raise BenchError(f"nginx does not serve the bytes of {body}")
         return nginx
 
@@ -470,9 +462,9 @@ def student_session(gateway, email, password, first, last):
             print(answer.decode(errors="replace"), file=sys.stderr)
             raise BenchError(f"{path} answered {status}")
     # The answer starts with Udacity's 5-byte guard, )]}' and a newline.
-    if not answer.startswith(b")]}'\n"):
+    if not answer.startswith(PREFIX):
         raise BenchError("no session id in the login answer")
-    return json.loads(answer[5:])["session"]["id"]
+    return read_json(answer)["session"]["id"]
 
 
 def wrk_summary(path):

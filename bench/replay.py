@@ -8,9 +8,9 @@ SQL rebuild row for row, and `replay --verify` must find it clean. Writes the "R
 The logs are written and replayed as the main run's replay log is (limits.ReplayLog)."""
 import statistics
 
-from limits import ROUNDS, Benchmarks, ReplayLog
-from processes import RESULTS_DIR, log, setting
-from report import Results, meets, stamp, write_sections
+from bench.limits import ROUNDS, Benchmarks, ReplayLog
+from bench.processes import RESULTS_DIR, log, setting
+from bench.report import Results, meets, stamp, write_sections
 
 SIZES = [int(n) for n in setting("REPLAY_SIZES", "250000 1000000 2500000", str).split()]
 RATIO_GOAL = 1.0        # replay over the SQL rebuild, on the largest log

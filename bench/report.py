@@ -8,8 +8,8 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from processes import ROOT, output_of
-from procfs import CPUS
+from bench.processes import ROOT, output_of
+from bench.procfs import CPUS
 
 # The goals each ratio is held to (service figure / limit measured in the same run).
 READ_GOAL = 1.0     # hot read: at least 1.0 × nginx's requests/s

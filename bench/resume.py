@@ -16,11 +16,11 @@ import socket
 import statistics
 import time
 
-from limits import ROUNDS, in_order
-from moments import p99
-from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, setting
-from procfs import HZ, process_ticks
-from report import load_average, stamp, write_sections
+from bench.limits import ROUNDS, in_order
+from bench.moments import p99
+from bench.processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, setting
+from bench.procfs import HZ, process_ticks
+from bench.report import load_average, stamp, write_sections
 
 RESUME_PINS = setting("RESUME_PINS", 250_000)  # 4 events per pin
 RESUME_REQUESTS = setting("RESUME_REQUESTS", 100)  # of each kind, in each round

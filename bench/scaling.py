@@ -24,10 +24,11 @@ import statistics
 import subprocess
 import time
 
-from install import ensure
-from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, raise_open_files, request, setting, student_session
-from procfs import HZ, Sampler, ended_children_cpu_seconds, process_ticks, stat_fields
-from report import commit, load_average, utc_now
+from bench.install import ensure
+from bench.processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, raise_open_files, request, setting, student_session
+from bench.procfs import HZ, Sampler, ended_children_cpu_seconds, process_ticks, stat_fields
+from bench.report import commit, load_average, utc_now
+from harness.waiting import poll
 
 WINDOW = setting("WINDOW", 15.0, float)  # seconds; 15 s holds exactly one of the gateway's heartbeats
 POSTS = setting("POSTS", 50)             # pins posted in each window
@@ -128,11 +129,12 @@ def with_streams(bench, client, gateway, session, n, trigger, measure):
     proc = bench.processes.spawn([client, gateway.port, STREAMS_PATH, n, trigger, marker, gateway.pid],
                                  subprocess.PIPE, subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while live_streams(gateway) < n + 1:  # the observer's too
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise BenchError(f"sse-fanout did not hold {n} streams open")
-            time.sleep(0.2)
+        def held_or_ended():
+            if live_streams(gateway) >= n + 1:  # the observer's stream too
+                return "held"
+            return proc.poll() is not None and "ended"
+        if poll(held_or_ended, 120, every=0.2) != "held":
+            raise BenchError(f"sse-fanout did not hold {n} streams open")
         time.sleep(1)  # the client has sent its trigger; what opening the streams set going has settled
         measured = measure()
         post_pin(gateway, session, marker.encode())

@@ -14,11 +14,11 @@ import statistics
 import threading
 import time
 
-from install import ensure
-from processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, post_json, raise_open_files, request, setting, student_session, \
+from bench.install import ensure
+from bench.processes import NO_CAPS, RESULTS_DIR, BenchError, Stack, log, post_json, raise_open_files, request, setting, student_session, \
     wrk_summary
-from procfs import open_fds, rss_kb
-from report import stamp, write_sections
+from bench.procfs import open_fds, rss_kb
+from bench.report import stamp, write_sections
 
 STEADY_STREAMS, CROWD, CROWD_FROM, CROWD_TO = 200, 5000, 0.4, 0.5
 # The most a service's resident memory may grow a minute, least squares over the samples of a calm stretch
@@ -212,7 +212,7 @@ def report(samples, runs):
         "whole run as a proxy keeps its own: 16 connections reading the latest 100 back to back, 4 posting pins back to",
         f"back (each pin goes to every live stream); a login every 0.5 s; about {STEADY_STREAMS} live streams, each held 5 to 30 s;",
         f"and from {CROWD_FROM:.0%} to {CROWD_TO:.0%} of the run a crowd of {CROWD:,} more streams that then leaves. Release build on",
-        f"loopback, its own PostgreSQL with fsync off (the soak watches memory and descriptors, not durability);",
+        "loopback, its own PostgreSQL with fsync off (the soak watches memory and descriptors, not durability);",
         f"{stamp('Services', 'Shared', 'Package.swift')}.",
         "",
         "| Minute | Reads/s | Posts/s | Gateway RSS | Gateway fds | Service RSS | Service fds |",

@@ -6,10 +6,10 @@ import re
 import statistics
 import subprocess
 
-from install import ensure
-from limits import LOAD_SECONDS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
-from processes import RESULTS_DIR, BenchError, Stack, log, request, trust_ca, wrk_summary
-from report import meets, stamp, write_sections
+from bench.install import ensure
+from bench.limits import LOAD_SECONDS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
+from bench.processes import RESULTS_DIR, BenchError, Stack, log, request, trust_ca, wrk_summary
+from bench.report import meets, stamp, write_sections
 
 RATIO_GOAL = 0.8
 # Requests in flight: 64 connections of one request each over HTTP/1.1, as the plain hot read; over HTTP/2

@@ -8,10 +8,10 @@ cost" section."""
 import statistics
 import sys
 
-from install import ensure
-from limits import FIRST_NAMES, LOAD_SECONDS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
-from processes import RESULTS_DIR, BenchError, Stack, free_port, log, request, student_session, wrk_summary
-from report import stamp, write_sections
+from bench.install import ensure
+from bench.limits import FIRST_NAMES, LOAD_SECONDS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
+from bench.processes import RESULTS_DIR, BenchError, Stack, free_port, log, request, student_session, wrk_summary
+from bench.report import stamp, write_sections
 
 # As the main run's loads through the gateway: 64 connections reading, 32 posting.
 READ_CONNECTIONS, POST_CONNECTIONS = 64, 32

@@ -9,9 +9,9 @@ import os
 import statistics
 import sys
 
-from install import ensure, ensure_module
-from processes import RESULTS_DIR, BenchError, Server, Stack, free_port, log, output_of, post_json, student_session
-from report import load_average, meets, stamp, write_sections
+from bench.install import ensure, ensure_module
+from bench.processes import RESULTS_DIR, BenchError, Server, Stack, free_port, log, output_of, post_json, student_session
+from bench.report import load_average, meets, stamp, write_sections
 
 PINS = 100
 LOADS = 10
@@ -237,7 +237,7 @@ def run(bench):
         f"{ms_ratio:.2f}× the 500 ms limit** ({meets(ms_ratio <= 1)} it), from an empty cache. The list alone takes",
         f"{listed['ms']['median'] / cold['ms']['median'] * 100:.1f}% of that page load.",
         "",
-        f"On the built-in world map alone (`TILE_URL=none`, no tile server), from an empty cache: the map is first",
+        "On the built-in world map alone (`TILE_URL=none`, no tile server), from an empty cache: the map is first",
         f"painted (its first cell's land drawn) in **{basemap['basemap_ms']:.0f} ms** (median; "
         f"{basemap['basemap_ms_min']:.0f} – {basemap['basemap_ms_max']:.0f} ms), every marker drawn in "
         f"{basemap['markers_ms']:.0f} ms ({basemap['markers_ms'] / MS_GOAL:.2f}× the 500 ms limit, "

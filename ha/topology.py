@@ -32,11 +32,15 @@ import string
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = HERE.parent / "scripts"
+sys.path.insert(0, str(HERE.parent / "Tests"))  # the harness: processes, PostgreSQL's user, HTTP, waiting
+from harness.client import get_json  # noqa: E402
+from harness.postgres import as_postgres_user, shell  # noqa: E402
+from harness.processes import Child, Service, descendants, signal_all  # noqa: E402
+from harness.waiting import wait_until  # noqa: E402
+
 PREFIX = os.environ.get("HA_ADDRESS_PREFIX", "127.0.0")
 LB = f"{PREFIX}.10"
 NODES = [(f"db{index}", f"{PREFIX}.{10 + index}") for index in (1, 2, 3)]
@@ -44,6 +48,8 @@ ETCD = [(f"etcd{index}", f"{PREFIX}.{40 + index}") for index in (1, 2, 3)]
 GATEWAYS = [f"{PREFIX}.21", f"{PREFIX}.22"]
 LOCATIONS = [f"{PREFIX}.31", f"{PREFIX}.32"]
 GATEWAY_PORT, LOCATIONS_PORT = 8080, 8081
+# How often a wait asks Patroni, HAProxy or the services again.
+POLL = 0.25
 
 
 def render(template, values, target):
@@ -56,53 +62,7 @@ def render(template, values, target):
 def backup_lib(snippet, *args, **settings):
     """Runs `snippet` in bash with scripts/lib.sh and scripts/backup-lib.sh sourced, `args` as its $1, $2...
     and `settings` in its environment: its standard output."""
-    script = f'set -euo pipefail; source "{SCRIPTS}/lib.sh"; source "{SCRIPTS}/backup-lib.sh"; {snippet}'
-    answer = subprocess.run(["bash", "-c", script, "bash", *map(str, args)], capture_output=True, text=True,
-                            env=dict(os.environ, **{name: str(value) for name, value in settings.items()}))
-    if answer.returncode != 0:
-        raise RuntimeError(f"{snippet.split()[0]} exited with {answer.returncode}: {(answer.stdout + answer.stderr).strip()[-1500:]}")
-    return answer.stdout
-
-
-def descendants(pids):
-    """`pids` and every process below them, from /proc."""
-    children = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rpartition(") ")[2].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, waiting = [], list(pids)
-    while waiting:
-        pid = waiting.pop()
-        if pid not in found:
-            found.append(pid)
-            waiting.extend(children.get(pid, []))
-    return found
-
-
-def signal_all(pids, number):
-    for pid in pids:
-        try:
-            os.kill(pid, number)
-        except ProcessLookupError:
-            pass
-
-
-def get_json(url, timeout=1.0):
-    """(status, JSON body) of a GET, or (None, None) when nothing answers."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as error:
-        try:
-            return error.code, json.loads(error.read() or b"null")
-        except ValueError:
-            return error.code, None
-    except (OSError, ValueError):
-        return None, None
+    return shell(snippet, *args, backups=True, environment=settings).stdout
 
 
 def patroni_command():
@@ -110,38 +70,6 @@ def patroni_command():
     with open(shutil.which("patroni")) as script:
         interpreter = script.readline().removeprefix("#!").split()
     return interpreter + [str(HERE / "patroni-rewind-fix.py")]
-
-
-def as_postgres_user(command):
-    """PostgreSQL refuses to run as root: as root, Patroni (and the server it starts) runs as `postgres`."""
-    if os.getuid() != 0:
-        return command
-    return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + command
-
-
-class Child:
-    """One process, its output in `folder`/NAME.log, in a session of its own: Ctrl-C reaches this program
-    alone, which stops everything in order."""
-
-    def __init__(self, name, folder):
-        self.name = name
-        self.log = open(Path(folder) / f"{name}.log", "ab")
-        self.process = None
-
-    def run(self, command, environment=None):
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=self.log, env=environment, start_new_session=True)
-
-    def kill(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self, grace=10):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(grace)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 class EtcdMember(Child):
@@ -248,34 +176,6 @@ class Node:
                 signal_all(self.processes(), signal.SIGKILL)
 
 
-class Service(Child):
-    """One replica of a service on its own address."""
-
-    def __init__(self, binary, name, address, port, environment, folder):
-        super().__init__(name, folder)
-        self.binary, self.address, self.port = binary, address, port
-        self.environment = dict(os.environ, **environment)
-
-    @property
-    def url(self):
-        return f"http://{self.address}:{self.port}"
-
-    def start(self, wait=True):
-        self.run([self.binary, "serve", "--host", self.address, "--port", str(self.port)], self.environment)
-        if wait:
-            self.wait_ready()
-
-    def wait_ready(self, seconds=60):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if get_json(f"{self.url}/readyz")[0] == 200:
-                return
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log.name}")
-            time.sleep(0.1)
-        raise RuntimeError(f"{self.name} not ready after {seconds} s; see {self.log.name}")
-
-
 class Topology:
     """Everything above, its files in `folder` (made if missing: data, logs, the rendered configuration)."""
 
@@ -336,7 +236,7 @@ class Topology:
             service.start(wait=False)
         for service in self.locations + self.gateways:
             service.wait_ready()
-        self.wait_until(lambda: get_json(f"{self.public_url}/readyz")[0] == 200, 30, "the public door answers")
+        wait_until(lambda: get_json(f"{self.public_url}/readyz")[0] == 200, 30, "the public door answers", every=POLL)
         # The repository's stanza once the primary runs (created on first use, checked later), a segment
         # archived, and a full backup when it holds none: from then on a standby is built from the repository.
         log(self.leader().backup_lib("""ensure_stanza >/dev/null
@@ -364,17 +264,8 @@ class Topology:
             members = self.cluster()
             roles = sorted(member.get("role") for member in members if member.get("state") in ("running", "streaming"))
             return len(members) == 3 and roles == ["leader", "replica", "sync_standby"] and self.leader() is not None
-        self.wait_until(ready, seconds, "three database hosts, a primary and a synchronous standby")
+        wait_until(ready, seconds, "three database hosts, a primary and a synchronous standby", every=POLL)
         return self.leader()
-
-    @staticmethod
-    def wait_until(condition, seconds, what):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if condition():
-                return
-            time.sleep(0.25)
-        raise RuntimeError(f"not reached within {seconds} s: {what}")
 
     def psql(self, sql, user="postgres", database="postgres", port=5432):
         password = self.secrets["superuser" if user == "postgres" else user]
@@ -431,8 +322,8 @@ class Topology:
             primary = self.nodes[0]
         began = time.monotonic()
         self.stop_databases()
-        self.wait_until(lambda: not any(node.postmaster() and Path(f"/proc/{node.postmaster()}").exists() for node in self.nodes),
-                        60, "PostgreSQL stopped on every host")
+        wait_until(lambda: not any(node.postmaster() and Path(f"/proc/{node.postmaster()}").exists() for node in self.nodes),
+                   60, "PostgreSQL stopped on every host", every=POLL)
         answer = subprocess.run(["patronictl", "-c", str(primary.folder / "patroni.yml"), "remove", "onthemap"],
                                 input="onthemap\nYes I am aware\n", capture_output=True, text=True)
         if answer.returncode != 0:
@@ -456,7 +347,8 @@ class Topology:
         began = time.monotonic()
         primary.start()
         # Patroni answers as the primary once it holds the lock, a moment before its server's promotion ends.
-        self.wait_until(lambda: self.leader() is primary and self.accepts_writes(), 120, f"{primary.name} the primary of the restored cluster")
+        wait_until(lambda: self.leader() is primary and self.accepts_writes(), 120, f"{primary.name} the primary of the restored cluster",
+                   every=POLL)
         log(f"  {primary.name}'s Patroni took it as the new cluster's primary, taking writes, in {time.monotonic() - began:.1f} s")
         for node in self.nodes:
             if node is not primary:
@@ -495,7 +387,7 @@ On The Map is up on three database hosts ({members}).
   Patroni            patronictl -c {topology.nodes[0].folder}/patroni.yml list
 Logs and data are in {topology.folder}. Press Ctrl-C to stop.""", flush=True)
         while True:
-            time.sleep(3600)
+            signal.pause()
     except KeyboardInterrupt:
         pass
     finally:

@@ -12,6 +12,8 @@ ensure_toolchain
 # The code's layout first, as .swift-format describes it (swift format ships with the toolchain); fix with
 # `swift format format -i -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift`.
 swift format lint --strict -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift
+# The Python harness's own checks (Tests/harness: what lost, doubled or reordered pins look like), a second or two.
+python3 -m unittest discover -s Tests/harness -t Tests
 
 # The end-to-end tests check the published API document, and the GeoJSON feed, with the tools their users
 # would use: schemathesis and openapi-spec-validator; GDAL's ogrinfo and the geojson package's validator.

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -32,6 +33,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # Tests/, for the harness
+from harness.client import PASSWORD, strip_prefix  # noqa: E402
+
 GATEWAY = os.environ["STACK_GATEWAY"]
 GATEWAY_NO_TILES = os.environ["STACK_GATEWAY_NO_TILES"]
 # Tiles from the gateway's own PMTiles archive (STACK_PMTILES), written by scripts/make-test-pmtiles.py.
@@ -42,7 +46,6 @@ PROVIDER = os.environ["STACK_OIDC_ISSUER"]
 PROVIDER_NAME = os.environ["STACK_OIDC_PROVIDER_NAME"]
 PROVIDER_USERNAME, PROVIDER_PASSWORD, PROVIDER_GIVEN, PROVIDER_FAMILY, _ = os.environ["STACK_OIDC_USER"].split(":")
 OUTPUT = os.environ.get("TEST_OUTPUT", "test-output/browser")
-PASSWORD = "correct horse battery"
 HOSTILE = "<img src=x onerror=alert(1)>"
 SESSION_COOKIE = "onthemap_session"
 
@@ -83,8 +86,7 @@ def api(method, path, body=None, session=None, base=GATEWAY):
             status, text = response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         status, text = error.code, error.read().decode()
-    if text.startswith(")]}'\n"):
-        text = text[5:]
+    text = strip_prefix(text)
     try:
         return status, json.loads(text)
     except ValueError:

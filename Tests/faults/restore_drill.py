@@ -27,7 +27,6 @@ acknowledged after it.
     restore_drill.py --bin BIN_DIR [--seconds N] [--events N] [--results FILE]
 """
 import argparse
-import datetime
 import json
 import os
 import shutil
@@ -37,26 +36,27 @@ import tempfile
 import time
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import faults  # noqa: E402  (the load, the services and the checks every drill of this kind shares)
-from faults import Checks, Load, Service, free_port, request, session_answer, PASSWORD  # noqa: E402
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-SCRIPTS = os.path.join(ROOT, "scripts")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # Tests/, for the harness
+from harness import ROOT, SCRIPTS  # noqa: E402
+from harness.checks import Checks, expect_verified  # noqa: E402
+from harness.client import PASSWORD, read_json, request, sign_up_students  # noqa: E402
+from harness.load import Load  # noqa: E402
+from harness.postgres import Cluster, shell  # noqa: E402
+from harness.processes import INTERNAL_TOKEN, Service, free_port, print_logs  # noqa: E402
+from harness.restore import check_restored, make_the_mistake, utc  # noqa: E402
 
 
 def backup_lib(data, snippet):
     """Runs `snippet` in bash with scripts/lib.sh and scripts/backup-lib.sh sourced and the backup settings of
     `data`: its standard output."""
-    script = f'source "{SCRIPTS}/lib.sh"; source "{SCRIPTS}/backup-lib.sh"; backup_settings "{data}"; {snippet}'
-    return subprocess.run(["bash", "-c", script], check=True, capture_output=True, text=True).stdout
+    return shell(f'backup_settings "$1"; {snippet}', data, backups=True).stdout
 
 
-class ArchivedCluster(faults.Cluster):
+class ArchivedCluster(Cluster):
     """A private cluster in `data`/postgres, as scripts/up.sh keeps it, its WAL archived to `data`/backups."""
 
     def __init__(self, data):
-        self.folder, self.data, self.port = data, os.path.join(data, "postgres"), free_port()
+        self.folder, self.data, self.settings, self.port = data, os.path.join(data, "postgres"), (), free_port()
         backup_lib(data, f'write_backup_config "{self.data}" {self.port}')
         self.start()
         backup_lib(data, "ensure_stanza")
@@ -78,13 +78,12 @@ class Stack:
         self.cluster = ArchivedCluster(self.data)
         self.ledger = os.path.join(self.data, "backups", "ledger.jsonl")
         self.environment = {"DATABASE_URL": self.cluster.url, "RESTORE_LEDGER": self.ledger}
-        self.locations = Service(os.path.join(args.bin, "locations-service"),
-                                 dict(self.environment, PINS_PER_STUDENT=str(10**6), BACKUP_STANZA="onthemap",
-                                      PGBACKREST_CONFIG=os.path.join(self.data, "pgbackrest", "pgbackrest.conf")),
-                                 folder, "locations-service")
-        self.gateways = [Service(os.path.join(args.bin, "auth-gateway"),
-                                 dict(self.environment, LOCATIONS_URL=self.locations.url, WRITE_BURST=str(10**6)),
-                                 folder, "auth-gateway")]
+        self.locations = Service.on_loopback(os.path.join(args.bin, "locations-service"), "locations-service",
+                                             dict(self.environment, PINS_PER_STUDENT=str(10**6), BACKUP_STANZA="onthemap",
+                                                  PGBACKREST_CONFIG=os.path.join(self.data, "pgbackrest", "pgbackrest.conf")),
+                                             folder)
+        self.gateways = [Service.on_loopback(os.path.join(args.bin, "auth-gateway"), "auth-gateway",
+                                             dict(self.environment, LOCATIONS_URL=self.locations.url, WRITE_BURST=str(10**6)), folder)]
 
     def start_services(self):
         self.locations.environment["DATABASE_URL"] = self.cluster.url
@@ -96,8 +95,9 @@ class Stack:
         for service in self.gateways + [self.locations]:
             service.stop()
 
-    def students(self, count):
-        return faults.sign_up_students(self.gateways[0].port, count)
+    def load(self, writers, readers, tag):
+        port = self.gateways[0].port
+        return Load([port], sign_up_students(port, writers), readers=readers, tag=tag)
 
     def cli(self, binary, *args, check=True):
         """One of the operators' commands, as an operator on this host runs it."""
@@ -109,7 +109,7 @@ class Stack:
         started = time.monotonic()
         environment = dict(os.environ, ONTHEMAP_DATA=self.data, ONTHEMAP_PG_PORT=str(self.cluster.port), ONTHEMAP_BIN=self.args.bin,
                            ONTHEMAP_DATABASE="postgres", RESTORE_LEDGER=self.ledger, PORT=str(self.gateways[0].port),
-                           LOCATIONS_PORT=str(self.locations.port), INTERNAL_TOKEN=faults.INTERNAL_TOKEN)
+                           LOCATIONS_PORT=str(self.locations.port), INTERNAL_TOKEN=INTERNAL_TOKEN)
         answer = subprocess.run([os.path.join(SCRIPTS, "restore.sh"), "--to", moment.strftime("%Y-%m-%d %H:%M:%S.%f+00")],
                                 env=environment, capture_output=True, text=True)
         print("    " + "\n    ".join((answer.stdout + answer.stderr).strip().splitlines()), flush=True)
@@ -133,7 +133,7 @@ class Student:
         status, _, body = request(self.gateway, "POST", "/v1/session", {"udacity": {"username": self.email, "password": PASSWORD}})
         if status != 200:
             return None, None
-        answer = session_answer(body)
+        answer = read_json(body)
         return answer["session"]["id"], answer["account"]["key"]
 
     def post(self, place):
@@ -142,31 +142,6 @@ class Student:
                                   {"Authorization": f"Bearer {self.session}", "Idempotency-Key": str(uuid.uuid4())})
         assert status in (200, 201), f"post answered {status}: {body[:200]}"
         return json.loads(body)["objectId"]
-
-
-def utc(seconds):
-    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
-
-
-def check_acknowledged(stack, load, restore_point, checks):
-    """Every pin acknowledged by `restore_point` once in the log and the read model; none sent after it."""
-    outcomes = load.outcomes
-    rows = stack.cluster.sql("SELECT idempotency_key, count(*) FROM locations.events WHERE event_type = 'LocationPosted' "
-                             "AND idempotency_key IS NOT NULL GROUP BY 1")
-    logged = {key: int(count) for key, count in rows}
-    before = [key for key, at in outcomes.acknowledged_at.items() if at <= restore_point]
-    after = [key for key, at in outcomes.sent_at.items() if at > restore_point]
-    missing = [key for key in before if key not in logged]
-    doubled = [key for key, count in logged.items() if count != 1]
-    late = [key for key in after if key in logged]
-    checks.figures["acknowledged_before_restore_point"] = len(before)
-    checks.expect(len(before) > 0 and not missing,
-                  f"every one of the {len(before)} pins acknowledged before the restore point is in the log ({len(missing)} missing)")
-    checks.expect(not doubled, f"no pin is in the log twice ({len(doubled)} doubled)")
-    checks.expect(not late, f"none of the {len(after)} pins sent after the restore point is in the log ({len(late)} there)")
-    pins = {objectId: place for objectId, place in stack.cluster.sql("SELECT object_id, map_string FROM locations.pins")}
-    absent = [key for key in before if pins.get(outcomes.acknowledged[key][0]) != outcomes.acknowledged[key][1]]
-    checks.expect(not absent, f"each of them is in the read model as sent ({len(absent)} absent or different)")
 
 
 def check_ledger_held(stack, erased, erased_pins, hidden_pin, disabled, checks, when):
@@ -195,8 +170,7 @@ def check_ledger_held(stack, erased, erased_pins, hidden_pin, disabled, checks, 
 def check_serving(stack, checks, when):
     """replay --verify clean, and a write acknowledged: the time it was acknowledged."""
     verify = stack.cli("locations-service", "replay", "--verify", check=False)
-    checks.expect(verify.returncode == 0, f"{when}: replay --verify finds the read model equal to the log"
-                  + ("" if verify.returncode == 0 else f": {verify.stdout[-400:]} {verify.stderr[-400:]}"))
+    expect_verified(checks, verify, f"{when}: replay --verify finds the read model equal to the log")
     student = Student(stack.gateways[0].port, "after")
     student.post("after the restore")
     return time.monotonic()
@@ -209,7 +183,7 @@ def preload(stack, events, checks):
     stack.cluster.sql("ALTER TABLE locations.events DISABLE TRIGGER events_pin_versions")
     subprocess.run(["psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(stack.cluster.port), "-U", "onthemap", "-d", "postgres",
                     "-v", "ON_ERROR_STOP=1", "-v", f"pins={events // 4}", "-v", "blocks=10",
-                    "-f", os.path.join(ROOT, "bench", "generate-events.sql")], check=True, capture_output=True)
+                    "-f", str(ROOT / "bench" / "generate-events.sql")], check=True, capture_output=True)
     stack.cluster.sql("ALTER TABLE locations.events ENABLE TRIGGER events_pin_versions")
     stack.cli("locations-service", "replay")
     stack.cluster.sql("VACUUM (ANALYZE) locations.events")
@@ -217,33 +191,6 @@ def preload(stack, events, checks):
     checks.figures["database_mb"] = int(stack.cluster.sql("SELECT pg_database_size(current_database()) / 1048576")[0][0])
     print(f"  a log of {checks.figures['preloaded_events']:,} events written and replayed in {time.monotonic() - started:.0f} s "
           f"(the database {checks.figures['database_mb']} MB)", flush=True)
-
-
-def make_the_mistake(sql, load, checks):
-    """`DROP SCHEMA locations CASCADE` through `sql` (a function that runs one statement on the database, as
-    its owner or a superuser) under `load`, which is then stopped; every post after it must fail. Returns
-    the moment it was sent, by the database's clock."""
-    mistake = float(sql("SELECT extract(epoch FROM clock_timestamp())")[0][0])
-    # The DROP waits for the appends holding the log's tables, and takes effect when it commits; one that
-    # locks the tables in another order than an append may be chosen as a deadlock's victim, and is sent again.
-    for attempt in range(5):
-        try:
-            sql("DROP SCHEMA locations CASCADE")
-            break
-        except subprocess.CalledProcessError:
-            if attempt == 4:
-                raise
-    dropped_at = time.time()
-    dropped = time.monotonic()
-    print(f"  the mistake: DROP SCHEMA locations CASCADE at {utc(mistake).isoformat()}, committed {dropped_at - mistake:.2f} s later",
-          flush=True)
-    time.sleep(2)
-    load.finish(20)
-    failed_after = [a for a in load.outcomes.statuses("write") if a[0] > dropped and a[3] not in (200, 201)]
-    acknowledged_after = [key for key, at in load.outcomes.acknowledged_at.items() if at > dropped_at + 0.5]
-    checks.expect(len(failed_after) > 0 and not acknowledged_after,
-                  f"posts after the mistake fail ({len(failed_after)} failed, {len(acknowledged_after)} acknowledged)")
-    return mistake
 
 
 def drill(args, folder):
@@ -258,7 +205,7 @@ def drill(args, folder):
     hidden_pin = hidden_owner.post("to be hidden")
     disabled.post("disabled later")
 
-    load = Load(stack, writers=4, readers=1, tag="drill")
+    load = stack.load(writers=4, readers=1, tag="drill")
     time.sleep(args.seconds)
     started = time.monotonic()
     stack.cluster.pgbackrest("--type=full", "backup")
@@ -277,7 +224,7 @@ def drill(args, folder):
         checks.expect(len(ledger.readlines()) == 3, "the erasure, the hide and the disabling are in the ledger")
     time.sleep(args.seconds)
 
-    status, _, body = request(stack.locations.port, "GET", "/metrics", headers={"Authorization": f"Bearer {faults.INTERNAL_TOKEN}"})
+    status, _, body = request(stack.locations.port, "GET", "/metrics", headers={"Authorization": f"Bearer {INTERNAL_TOKEN}"})
     metrics = body.decode()
     checks.expect("onthemap_wal_last_archived_age_seconds" in metrics and "onthemap_backup_last_success_age_seconds" in metrics,
                   "/metrics reports the age of the last archived WAL and of the last backup")
@@ -294,7 +241,7 @@ def drill(args, folder):
     checks.figures["restore_script_seconds"] = round(seconds, 1)
     stack.cluster.start()
     stack.start_services()
-    check_acknowledged(stack, load, restore_point, checks)
+    check_restored(load.outcomes, restore_point, checks, stack.cluster.sql)
     check_ledger_held(stack, erased, erased_pins, hidden_pin, disabled, checks, "restored to before the mistake")
     served = check_serving(stack, checks, "restored to before the mistake")
     checks.figures["rto_seconds"] = round(served - restore_started, 1)
@@ -329,17 +276,17 @@ def main():
     try:
         checks = drill(args, folder)
     except Exception:
-        faults.print_logs(folder)
+        print_logs(folder)
         raise
     if args.results:
         with open(args.results, "w") as results:
             json.dump({"restore-drill": {"failures": checks.failures, **checks.figures}}, results, indent=2)
     if checks.failures:
-        faults.print_logs(folder)
+        print_logs(folder)
         print(f"restore-drill: {len(checks.failures)} check(s) failed; files kept in {folder}")
         sys.exit(1)
     if not args.keep:
-        subprocess.run(["bash", "-c", f'source "{SCRIPTS}/lib.sh"; stop_private_postgres "{folder}/data/postgres"'], check=False)
+        shell('stop_private_postgres "$1"', f"{folder}/data/postgres", check=False)
         shutil.rmtree(folder, ignore_errors=True)
     print("restore-drill: every check passed")
 

@@ -20,7 +20,7 @@ Each of the first four runs under writers posting through the public door (eithe
 Idempotency-Key each, retried until acknowledged, readers, and live streams that reconnect with
 Last-Event-ID. After each: every acknowledged pin is in the log and the read model once, nothing doubled,
 every live stream got every pin, and `locations-service replay --verify` is clean on the primary of the
-moment (faults.check_nothing_lost). The restore's own checks are in scenario_restore.
+moment (harness.checks.check_nothing_lost). The restore's own checks are in scenario_restore.
 
     ha.py --bin BIN_DIR --pg-bin PG_BIN [--folder DIR] [--results FILE] [scenario ...]
 
@@ -31,7 +31,6 @@ import http.client
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,42 +38,44 @@ import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "faults"), os.path.join(HERE, "..", "..", "ha")]
-import faults  # noqa: E402
-import restore_drill  # noqa: E402
+sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "..", "ha")]  # Tests/, for the harness; ha/, the topology
 import topology  # noqa: E402
+from harness.checks import Checks, check_no_server_errors, check_nothing_lost, expect_verified, replay_verify  # noqa: E402
+from harness.client import get_json, request, sign_up_students  # noqa: E402
+from harness.load import Load  # noqa: E402
+from harness.processes import print_logs  # noqa: E402
+from harness.restore import check_restored, make_the_mistake, utc  # noqa: E402
+from harness.waiting import poll, wait_until  # noqa: E402
 
 # A promoted standby and writes acknowledged again, counted from the moment the primary's host died.
 FAILOVER_SECONDS = 15
 # No answer, even during a failover, takes longer: a statement's deadline is 2 s, a call to the other service 5 s.
 ANSWER_SECONDS = 8
-
-
-class Front:
-    """What faults.Load calls a gateway: here the public door, HAProxy, in front of both."""
-    port = (topology.LB, topology.GATEWAY_PORT)
+# The public door, HAProxy, in front of both gateways: where the load and the live streams go.
+FRONT = (topology.LB, topology.GATEWAY_PORT)
+# A live stream cut is opened again after this long, as a browser's EventSource does.
+RECONNECT_PAUSE = 0.5
 
 
 class HAStack:
-    """What faults.Load and faults.check_nothing_lost need of a running system."""
+    """The load and the checks on the running system, its students kept from one scenario to the next."""
 
     def __init__(self, system, args):
-        self.system, self.args, self.cluster = system, args, self
-        self.gateways = [Front()]
+        self.system, self.args = system, args
         self.sessions = []
-
-    @property
-    def url(self):
-        return self.system.database_url
-
-    def sql(self, query):
-        return self.system.sql(query)
 
     def students(self, count):
         """The same students in every scenario: a gateway lets one address sign up only so many accounts an hour."""
         if len(self.sessions) < count:
-            self.sessions += faults.sign_up_students(Front.port, count - len(self.sessions))
+            self.sessions += sign_up_students(FRONT, count - len(self.sessions))
         return self.sessions[:count]
+
+    def load(self, writers, readers, tag):
+        return Load([FRONT], self.students(writers), readers=readers, tag=tag)
+
+    def check_nothing_lost(self, load, checks, tag):
+        """harness.checks.check_nothing_lost on the primary of the moment."""
+        check_nothing_lost(load, checks, self.system.sql, lambda: replay_verify(self.args.bin, self.system.database_url), tag=tag)
 
 
 class Follower(threading.Thread):
@@ -88,7 +89,7 @@ class Follower(threading.Thread):
 
     def run(self):
         while not self.stopping.is_set():
-            connection = http.client.HTTPConnection(*Front.port, timeout=20)
+            connection = http.client.HTTPConnection(*FRONT, timeout=20)
             try:
                 headers = {"Accept": "text/event-stream"}
                 if self.last_id:
@@ -106,7 +107,7 @@ class Follower(threading.Thread):
                 connection.close()
             if not self.stopping.is_set():
                 self.reconnects += 1
-                time.sleep(0.5)
+                time.sleep(RECONNECT_PAUSE)
 
     def read(self, answer):
         """Reads events until the stream ends; an event counts once its blank line came, as EventSource has it."""
@@ -140,23 +141,21 @@ class Run:
             follower.start()
         for follower in self.followers:
             follower.opened.wait(30)
-        self.load = faults.Load(stack, writers=4, readers=2, tag=tag)
+        self.load = stack.load(writers=4, readers=2, tag=tag)
 
     def answers_between(self, began, ended):
         return self.load.outcomes.statuses(between=(began, ended))
 
     def finish(self, checks):
         """Stops the load and checks what every scenario checks."""
-        faults.check_nothing_lost(self.stack, self.load, checks, tag=self.tag)
-        faults.check_no_server_errors(self.load, checks)
+        self.stack.check_nothing_lost(self.load, checks, self.tag)
+        check_no_server_errors(self.load, checks)
         slow = [a for a in self.load.outcomes.statuses() if a[1] > ANSWER_SECONDS]
         checks.figures["slowest_answer_seconds"] = round(max((a[1] for a in self.load.outcomes.statuses()), default=0), 2)
         checks.expect(not slow, f"every answer within {ANSWER_SECONDS} s ({len(slow)} slower; the slowest "
                       f"{checks.figures['slowest_answer_seconds']} s)")
         acknowledged = {objectId for objectId, _ in self.load.outcomes.acknowledged.values()}
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and any(acknowledged - f.posted for f in self.followers):
-            time.sleep(0.2)
+        poll(lambda: not any(acknowledged - f.posted for f in self.followers), 15, every=0.2)
         for follower in self.followers:
             follower.stopping.set()
         missed = [len(acknowledged - f.posted) for f in self.followers]
@@ -173,14 +172,8 @@ def primary_lost(system, stack, checks, fault):
     time.sleep(3)
     went = time.monotonic()
     restore = fault(old)
-    promoted = None
-    while time.monotonic() < went + 60:
-        leader = system.leader()
-        if leader is not None and leader is not old:
-            promoted = time.monotonic() - went
-            break
-        time.sleep(0.2)
-    recovered = faults.seconds_until_a_write_is_acknowledged(run.load, after=went, limit=60)
+    promoted = poll(lambda: system.leader() not in (None, old) and time.monotonic() - went, 60, every=0.2)
+    recovered = run.load.seconds_until_a_write_is_acknowledged(after=went, limit=60)
     new = system.leader()
     during = run.answers_between(went, went + (recovered or 60))
     refused = [a for a in during if a[3] == 503]
@@ -199,7 +192,7 @@ def primary_lost(system, stack, checks, fault):
     def following():
         state, leading = old.state() or {}, new.state() or {}
         return state.get("role") == "replica" and state.get("state") == "running" and state.get("timeline") == leading.get("timeline")
-    system.wait_until(following, 60, f"{old.name} a standby on {new.name}'s timeline")
+    wait_until(following, 60, f"{old.name} a standby on {new.name}'s timeline", every=topology.POLL)
     rejoined = time.monotonic() - began
     checks.figures.update(rejoined_seconds=round(rejoined, 2), timeline=(new.state() or {}).get("timeline"))
     checks.expect(system.leader() is new, f"{old.name} back as a standby of {new.name}, on its timeline {checks.figures['timeline']}, "
@@ -228,8 +221,7 @@ def scenario_freeze_primary(system, stack, checks):
         def thaw(old, new):
             watch = PrimaryWatch(system)
             old.thaw()
-            time.sleep(0.5)
-            topology.Topology.wait_until(lambda: (old.state() or {}).get("role") == "replica", 120, f"{old.name} a standby")
+            wait_until(lambda: (old.state() or {}).get("role") == "replica", 120, f"{old.name} a standby", every=topology.POLL)
             return watch.stop()
         return thaw
     primary_lost(system, stack, checks, freeze)
@@ -246,7 +238,7 @@ class PrimaryWatch(threading.Thread):
 
     def run(self):
         while not self.stopping.is_set():
-            answers = [topology.get_json(f"{node.api}/primary", timeout=0.5)[0] for node in self.system.nodes]
+            answers = [get_json(f"{node.api}/primary", timeout=0.5)[0] for node in self.system.nodes]
             self.most = max(self.most, answers.count(200))
             time.sleep(0.2)
 
@@ -308,7 +300,7 @@ def scenario_restore(system, stack, checks):
     pgBackRest from the repository (Patroni's log says which method built it). The recovery time runs from the
     services stopped to that write acknowledged."""
     system.wait_for_replication()
-    load = faults.Load(stack, writers=4, readers=1, tag=checks.name)
+    load = stack.load(writers=4, readers=1, tag=checks.name)
     time.sleep(3)
     primary = system.leader()
     began = time.monotonic()
@@ -318,7 +310,7 @@ def scenario_restore(system, stack, checks):
     time.sleep(3)
 
     last_archived = system.sql("SELECT extract(epoch FROM last_archived_time) FROM pg_stat_archiver")[0][0]
-    mistake = restore_drill.make_the_mistake(lambda query: system.psql(query, database="onthemap"), load, checks)
+    mistake = make_the_mistake(lambda query: system.psql(query, database="onthemap"), load, checks)
     if last_archived:
         checks.figures["rpo_seconds"] = round(mistake - float(last_archived), 1)
 
@@ -328,38 +320,36 @@ def scenario_restore(system, stack, checks):
         service.stop()
     rebuilt = [node for node in system.nodes if node is not primary]
     logged_before = {node.name: os.path.getsize(node.log.name) for node in rebuilt}
-    target = restore_drill.utc(restore_point).strftime("%Y-%m-%d %H:%M:%S.%f+00")
+    target = utc(restore_point).strftime("%Y-%m-%d %H:%M:%S.%f+00")
     new = system.restore(target, log=lambda line: print(line, flush=True))
     checks.figures["primary_back_seconds"] = round(time.monotonic() - began, 1)
     checks.expect(new is primary, f"{new.name}, the primary before, is the primary of the restored cluster "
                   f"({checks.figures['primary_back_seconds']} s after the services stopped)")
-    verify = subprocess.run([os.path.join(stack.args.bin, "locations-service"), "replay", "--verify"],
-                            env=dict(os.environ, DATABASE_URL=system.database_url, LOG_LEVEL="warning"), capture_output=True, text=True)
-    checks.expect(verify.returncode == 0, "replay --verify finds the read model equal to the log"
-                  + ("" if verify.returncode == 0 else f": {verify.stdout[-400:]} {verify.stderr[-400:]}"))
+    expect_verified(checks, replay_verify(stack.args.bin, system.database_url), "replay --verify finds the read model equal to the log")
     for service in system.locations + system.gateways:
         service.start(wait=False)
     for service in system.locations + system.gateways:
         service.wait_ready()
     # HAProxy sends requests to a replica again once its next health check passes: until then a careful
     # client's post is answered 503, and sent again under its key.
-    key, deadline = str(uuid.uuid4()), time.monotonic() + 30
-    while True:
+    key = str(uuid.uuid4())
+
+    def post():
+        """The status of one post under `key`, unless it is one to send again (503, or no answer)."""
         try:
-            status, _, _ = faults.request(Front.port, "POST", "/v1/StudentLocation",
-                                          {"mapString": f"{checks.name} after", "mediaURL": "https://example.com/after", "latitude": 1, "longitude": 1},
-                                          {"Authorization": f"Bearer {stack.students(1)[0]}", "Idempotency-Key": key})
+            status, _, _ = request(FRONT, "POST", "/v1/StudentLocation",
+                                   {"mapString": f"{checks.name} after", "mediaURL": "https://example.com/after", "latitude": 1, "longitude": 1},
+                                   {"Authorization": f"Bearer {stack.students(1)[0]}", "Idempotency-Key": key})
         except OSError:
-            status = None
-        if status not in (None, 503) or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+            return None
+        return status if status != 503 else None
+    status = poll(post, 30)
     checks.figures["rto_seconds"] = round(time.monotonic() - began, 1)
     checks.expect(status in (200, 201), f"the services answer and take a write ({status}) {checks.figures['rto_seconds']} s "
                   f"after they were stopped")
     print(f"  recovery time: {checks.figures['rto_seconds']} s from the services stopped to a write acknowledged "
           f"(the primary back after {checks.figures['primary_back_seconds']} s)", flush=True)
-    restore_drill.check_acknowledged(stack, load, restore_point, checks)
+    check_restored(load.outcomes, restore_point, checks, system.sql)
 
     system.wait_for_replication(seconds=120)
     checks.figures["standbys_seconds"] = round(time.monotonic() - began, 1)
@@ -406,7 +396,7 @@ def main():
         results["bring_up_seconds"] = round(time.monotonic() - began, 1)
         for name in args.scenarios or list(SCENARIOS):
             print(f"{name}:", flush=True)
-            checks = faults.Checks(name)
+            checks = Checks(name)
             started = time.monotonic()
             try:
                 SCENARIOS[name](system, stack, checks)
@@ -424,7 +414,7 @@ def main():
         with open(args.results, "w") as handle:
             json.dump(results, handle, indent=2)
     if failed:
-        faults.print_logs(folder)
+        print_logs(folder)
     elif not args.folder:
         shutil.rmtree(folder, ignore_errors=True)
     print("ha: " + (f"FAILED {', '.join(failed)}" if failed else f"all {len(results) - 1} scenarios passed"))

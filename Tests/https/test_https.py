@@ -14,11 +14,17 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import unittest
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # Tests/, for the harness
+from harness.client import PASSWORD, read_json as wire_json  # noqa: E402
+from harness.processes import free_port  # noqa: E402
+from harness.waiting import poll  # noqa: E402
 
 GATEWAY = os.environ["STACK_GATEWAY"]
 TLS_GATEWAY = os.environ["STACK_GATEWAY_TLS"]
@@ -26,7 +32,6 @@ TLS_DIR = os.environ["STACK_TLS_DIR"]
 CA = os.path.join(TLS_DIR, "ca.pem")
 GATEWAY_BIN = os.environ["STACK_GATEWAY_BIN"]
 OUTPUT = os.environ.get("TEST_OUTPUT", "test-output/https")
-PASSWORD = "correct horse battery"
 TLS_PORT = int(TLS_GATEWAY.rsplit(":", 1)[1])
 
 
@@ -54,10 +59,6 @@ def curl(base, path, method="GET", body=None, headers=(), http="1.1", cookies=No
 
 def field(fields, name):
     return [value for key, value in fields if key == name]
-
-
-def wire_json(body):
-    return json.loads(body[5:] if body.startswith(b")]}'\n") else body)
 
 
 def tls_context(minimum=None, maximum=None, ciphers=None, alpn=None):
@@ -130,23 +131,28 @@ class LineReader:
 
 def gateway_process(environment, log_name):
     """A gateway of this test's own on a free port, with the stack's database and locations-service."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = dict(os.environ, LOCATIONS_URL=os.environ["STACK_LOCATIONS"], PORT=str(port), **environment)
     with open(os.path.join(OUTPUT, log_name), "wb") as log:
         process = subprocess.Popen([GATEWAY_BIN, "serve", "--host", "127.0.0.1"], env=env, stdout=log, stderr=subprocess.STDOUT)
     return process, port
 
 
+def log_of(log_name):
+    """What a gateway of `gateway_process` has logged so far."""
+    with open(os.path.join(OUTPUT, log_name), errors="replace") as log:
+        return log.read()
+
+
 def wait_ready(url, context=None):
-    for _ in range(150):
+    def ready():
         try:
             with urllib.request.urlopen(url, timeout=1, context=context):
-                return
+                return True
         except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"not ready: {url}")
+            return False
+    if not poll(ready, 15):
+        raise AssertionError(f"not ready: {url}")
 
 
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # and an empty SETTINGS
@@ -262,14 +268,12 @@ class HTTPSTests(unittest.TestCase):
         # The first read after a change of the list goes through the router, which keeps the list for the
         # door once the gateway's live feed follows the log (within seconds of its start): then both reads
         # are answered before the router.
-        deadline = time.monotonic() + 15
-        while True:
+        def both_before_the_router():
             before = counted()
             answers = {http: curl(TLS_GATEWAY, "/v1/StudentLocation", http=http) for http in ("1.1", "2")}
-            if counted() - before == 2:
-                break
-            self.assertLess(time.monotonic(), deadline, "the list is not answered before the router over HTTP/1.1 and HTTP/2")
-            time.sleep(0.5)
+            return counted() - before == 2 and answers
+        answers = poll(both_before_the_router, 15, every=0.5)
+        self.assertTrue(answers, "the list is not answered before the router over HTTP/1.1 and HTTP/2")
         self.assertEqual(answers["2"][0], "2")
         self.assertEqual(answers["2"][3], answers["1.1"][3])
         for name in ("content-type", "content-length", "etag", "cache-control", "strict-transport-security"):
@@ -361,10 +365,17 @@ class HTTPSTests(unittest.TestCase):
                 self.assertFalse(served(refused), f"a fourth connection ({protocol}) was served")
                 refused.close()
             held.pop(1).close()
-            time.sleep(0.5)
-            again = connect("h2")
-            self.assertTrue(served(again), "a connection was refused after one of the three closed")
-            again.close()
+
+            def another_served():
+                try:
+                    again = connect("h2")
+                except (ConnectionError, ssl.SSLError, socket.timeout):
+                    return False
+                try:
+                    return served(again)
+                finally:
+                    again.close()
+            self.assertTrue(poll(another_served, 5, every=0.1), "a connection was refused after one of the three closed")
             for tls in held:
                 tls.close()
         finally:
@@ -433,10 +444,8 @@ class HTTPSTests(unittest.TestCase):
                 shutil.copy(os.path.join(TLS_DIR, "next.pem"), certificate)
                 shutil.copy(os.path.join(TLS_DIR, "next.key"), key)
                 process.send_signal(signal.SIGHUP)
-                deadline = time.monotonic() + 5
-                while handshake(tls_context(), port)[2] != second:
-                    self.assertLess(time.monotonic(), deadline, "new connections still get the old certificate")
-                    time.sleep(0.05)
+                self.assertTrue(poll(lambda: handshake(tls_context(), port)[2] == second, 5, every=0.05),
+                                "new connections still get the old certificate")
                 self.assertEqual(handshake(tls_context(alpn=["h2"]), port)[2], second)
 
                 _, status, _, answer = curl(base, "/v1/StudentLocation", "POST", {
@@ -448,15 +457,14 @@ class HTTPSTests(unittest.TestCase):
                 # A pair that does not go together is not taken: the one in use stays, and the gateway goes on.
                 shutil.copy(os.path.join(TLS_DIR, "server.key"), key)
                 process.send_signal(signal.SIGHUP)
-                time.sleep(0.5)
+                poll(lambda: "TLS certificate not reloaded" in log_of("gateway-reload.log"), 5)
                 self.assertIsNone(process.poll(), "the gateway stopped on a bad pair")
                 self.assertEqual(handshake(tls_context(), port)[2], second)
                 stream.close()
             finally:
                 process.terminate()
                 process.wait(timeout=30)
-            with open(os.path.join(OUTPUT, "gateway-reload.log")) as log:
-                text = log.read()
+            text = log_of("gateway-reload.log")
             self.assertIn("TLS certificate reloaded", text)
             self.assertIn("TLS certificate not reloaded", text)
         finally:

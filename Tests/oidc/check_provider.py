@@ -35,6 +35,8 @@ import requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROVIDER = os.path.join(HERE, "provider.py")
+sys.path.insert(0, os.path.dirname(HERE))  # Tests/, for the harness
+from harness.waiting import poll  # noqa: E402
 
 CLIENT_ID = "on-the-map-gateway"
 # Unreserved characters only: django-oidc-provider neither form-urldecodes the
@@ -112,14 +114,12 @@ class Provider:
         self.process = subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=self.stderr, stdin=subprocess.DEVNULL, text=True
         )
-        deadline = started + 60
-        while not os.path.exists(self.port_file):
+        poll(lambda: os.path.exists(self.port_file) or self.process.poll() is not None, 60, every=0.02)
+        if not os.path.exists(self.port_file):
             if self.process.poll() is not None:
                 raise CheckFailed("serve exited with %s before it was ready; stderr:\n%s"
                                   % (self.process.returncode, self.stderr_text()))
-            if time.monotonic() > deadline:
-                raise CheckFailed("serve not ready after 60 s")
-            time.sleep(0.02)
+            raise CheckFailed("serve not ready after 60 s")
         self.ready_seconds = time.monotonic() - started
         with open(self.port_file) as f:
             self.port = int(f.read().strip())

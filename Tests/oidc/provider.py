@@ -357,7 +357,7 @@ def serve(args):
                     failed.append(error)
                     os.kill(os.getpid(), signal.SIGTERM)
                     return
-            time.sleep(0.05)
+            stopping.wait(0.05)
         else:
             return
         write_atomically(args.port_file, "%d\n" % port)
