@@ -51,22 +51,36 @@ let package = Package(
             dependencies: ["CZlib", "CBrotli", .product(name: "NIOCore", package: "swift-nio")],
             path: "Services/ContentCoding"
         ),
-        // The door before the router: answers decided on a connection's event loop (PreparedConnectionState).
+        // The transport beneath the router: Hummingbird's HTTP/1 channel with handlers right after the parser,
+        // HTTP/2 streams answered on the event loop before any reaches the router, TLS with ALPN between them.
         .target(
-            name: "PreparedHTTP",
+            name: "ServerTransport",
             dependencies: [
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
+            ],
+            path: "Services/ServerTransport"
+        ),
+        // The door before the router: answers decided on a connection's event loop (PreparedConnectionState),
+        // and the route table both doors share.
+        .target(
+            name: "PreparedHTTP",
+            dependencies: [
+                "ServerTransport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
@@ -78,6 +92,7 @@ let package = Package(
                 "OnTheMapShared",
                 "ContentCoding",
                 "PreparedHTTP",
+                "ServerTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -245,6 +260,7 @@ let package = Package(
             name: "PreparedHTTPTests",
             dependencies: [
                 "PreparedHTTP",
+                "ServerTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

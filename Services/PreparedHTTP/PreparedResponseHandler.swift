@@ -2,14 +2,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
-
-/// Who holds a connection once its first turn has come. A stream the handler opened keeps its connection
-/// with no task of its own; everything else is read by the task Hummingbird's server runs for the connection
-/// until it closes (`HTTP1ChannelWithPreparedAnswers.handle`).
-public enum PreparedConnectionHolder: Sendable {
-    case stream
-    case router
-}
+import ServerTransport
 
 /// Answers the requests its `prepared` closure takes, and passes every other one on to the router; it
 /// performs what `PreparedConnectionState` decides.
@@ -18,7 +11,7 @@ public enum PreparedConnectionHolder: Sendable {
 /// build a header list and check its framing for every one of them: the list's answer never changes
 /// between requests but for the date. The headers every answer carries are added here to both doors'
 /// answers (`AnswerHeaders`), and both are reported to `answered`.
-public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
+public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChannelHandler, ConnectionHolding {
     public typealias InboundIn = HTTPServerRequestPart
     public typealias InboundOut = HTTPServerRequestPart
     public typealias OutboundIn = HTTPServerResponsePart
@@ -45,9 +38,9 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     /// The stream this connection serves, once one is open: nothing else is answered on it after that.
     private var stream: PreparedStream?
     /// Who holds the connection from its first turn on; completed once (`holder`).
-    private var holding: EventLoopPromise<PreparedConnectionHolder>?
+    private var holding: EventLoopPromise<ConnectionHolder>?
     /// Completes when the connection's first turn has come: a stream opened, or anything for the router.
-    public private(set) var holder: EventLoopFuture<PreparedConnectionHolder>?
+    public private(set) var holder: EventLoopFuture<ConnectionHolder>?
 
     /// `secure`: the connection is TLS to this server, so every answer carries `Strict-Transport-Security`;
     /// `forwarded`: the proxies whose word on the client's scheme is taken, request by request.
@@ -66,7 +59,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         fromTrustedProxy = forwarded?.trusts(context.channel.remoteAddress) ?? false
         state.peer = context.channel.remoteAddress
         output = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
-        let holding = context.eventLoop.makePromise(of: PreparedConnectionHolder.self)
+        let holding = context.eventLoop.makePromise(of: ConnectionHolder.self)
         self.holding = holding
         holder = holding.futureResult
     }
@@ -77,7 +70,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// Settles who holds the connection, the first time only.
-    private func hand(to holder: PreparedConnectionHolder) {
+    private func hand(to holder: ConnectionHolder) {
         holding?.succeed(holder)
         holding = nil
     }
@@ -214,7 +207,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
 
     /// What is written in place of a body part or end of an answer to a HEAD, which has the head a GET would
     /// have had and no body (RFC 9110 §9.3.2), nor the last chunk of a chunked one: the encoder is not told
-    /// which requests the router answers (`HTTP1ChannelWithPreparedAnswers`), so they are left out here. An
+    /// which requests the router answers (`HTTP1ServerChannel`), so they are left out here. An
     /// empty part in their place keeps the writes' promises in order.
     private var nothing: NIOAny {
         wrapOutboundOut(.body(.byteBuffer(ByteBuffer())))

@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import PreparedHTTP
+import ServerTransport
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 where the requests `prepared` takes are answered on the connection's event loop (from
@@ -22,7 +23,7 @@ extension HTTPServerBuilder {
         let handlers = preparedHandlers(
             serverName: serverName, counters: counters, logger: logger, limits: limits, perAddress: perAddress, secure: false, prepared: prepared)
         return HTTPServerBuilder { responder in
-            HTTP1ChannelWithPreparedAnswers(responder: responder, handlers: handlers)
+            HTTP1ServerChannel(responder: responder, handlers: handlers)
         }
     }
 
@@ -41,11 +42,11 @@ extension HTTPServerBuilder {
             serverName: serverName, counters: counters, logger: logger, limits: limits, perAddress: perAddress, secure: true, prepared: prepared)
         let answered = answered(counters)
         return HTTPServerBuilder { responder in
-            HTTPSChannelWithPreparedAnswers(
-                responder: responder, serverName: serverName, tls: { certificates.context }, handshakeTimeout: limits.headerTimeout,
+            HTTPSServerChannel(
+                responder: responder, tls: { certificates.context }, handshakeTimeout: limits.headerTimeout,
                 idleTimeout: limits.idleTimeout, http1Handlers: handlers,
                 http2Handlers: { [HTTP2ConnectionCount(perAddress: perAddress, trustedProxies: limits.trustedProxies, logger: logger)] },
-                streamHandlers: { [PreparedStreamAnswers(prepared: prepared, answered: answered)] })
+                streamHandlers: { [HTTP2AnswerHeaders(serverName: serverName), PreparedStreamAnswers(prepared: prepared, answered: answered)] })
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PreparedHTTP
+import ServerTransport
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -117,7 +118,7 @@ extension EnvironmentReader {
         case (nil, nil): return nil
         case (let certificate?, let key?):
             return try TLSCertificates(
-                certificatePath: certificate, keyPath: key, applicationProtocols: HTTPSChannelWithPreparedAnswers.applicationProtocols)
+                certificatePath: certificate, keyPath: key, applicationProtocols: HTTPSServerChannel.applicationProtocols)
         case (nil, _?), (_?, nil): throw ConfigurationError("TLS_CERT and TLS_KEY go together: set both (PEM files) to serve HTTPS, or neither")
         }
     }

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import ServerTransport
 import Synchronization
 import Testing
 
@@ -93,10 +94,10 @@ import Testing
     }
 
     /// Who holds the connection, if that is settled yet.
-    func holder(_ channel: EmbeddedChannel) throws -> PreparedConnectionHolder? {
+    func holder(_ channel: EmbeddedChannel) throws -> ConnectionHolder? {
         let future = try #require(try channel.pipeline.syncOperations.handler(type: PreparedResponseHandler.self).holder)
         channel.embeddedEventLoop.run()
-        let settled = Mutex<PreparedConnectionHolder?>(nil)
+        let settled = Mutex<ConnectionHolder?>(nil)
         future.whenSuccess { holder in settled.withLock { $0 = holder } }
         return settled.withLock { $0 }
     }

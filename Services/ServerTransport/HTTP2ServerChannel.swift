@@ -7,14 +7,13 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP2
 
 /// An HTTP/2 connection once ALPN has chosen it: NIOHTTP2's framing, each stream set up on the connection's
-/// event loop as it opens, with `streamHandlers` after the HTTP/2-to-HTTP codec (the headers every answer
-/// carries, and the door for answers from memory, `PreparedStreamAnswers`).
+/// event loop as it opens, with `streamHandlers` after the HTTP/2-to-HTTP codec.
 ///
-/// A stream the door answers from memory never needs an asynchronous channel or a task: it is answered on the
-/// event loop by the handlers it was set up with. A stream becomes an asynchronous channel, handed to the
-/// connection's task for the router, only once its request has gone past the door (`RouterHandoff`). The connection's life beyond its streams (closed when idle,
-/// wound down when the server stops) is `HTTP2ConnectionLife`'s.
-struct HTTP2ChannelWithPreparedAnswers: Sendable {
+/// A stream those handlers answer never needs an asynchronous channel or a task: it is answered on the event
+/// loop. A stream becomes an asynchronous channel, handed to the connection's task for the router, only once
+/// its request has gone past them (`RouterHandoff`). The connection's life beyond its streams (closed when
+/// idle, wound down when the server stops) is `HTTP2ConnectionLife`'s.
+struct HTTP2ServerChannel: Sendable {
     typealias RoutedStream = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
     /// The connection, and its streams for the router as they come.
@@ -63,12 +62,12 @@ struct HTTP2ChannelWithPreparedAnswers: Sendable {
 final class RouterHandoff: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
 
-    private let routed: AsyncStream<HTTP2ChannelWithPreparedAnswers.RoutedStream>.Continuation
+    private let routed: AsyncStream<HTTP2ServerChannel.RoutedStream>.Continuation
 
-    init(routed: AsyncStream<HTTP2ChannelWithPreparedAnswers.RoutedStream>.Continuation) { self.routed = routed }
+    init(routed: AsyncStream<HTTP2ServerChannel.RoutedStream>.Continuation) { self.routed = routed }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let stream: HTTP2ChannelWithPreparedAnswers.RoutedStream
+        let stream: HTTP2ServerChannel.RoutedStream
         do {
             stream = try .init(wrappingChannelSynchronously: context.channel)
         } catch {

@@ -4,33 +4,32 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// Hummingbird's own HTTP/1 channel, set up as it sets itself up but for two things: handlers of ours sit
-/// right after the HTTP parser, where they still see the request's version (`HTTP1ToHTTPServerCodec`, the
-/// next handler, drops it), so an HTTP/1.0 request keeps its meaning for `PreparedConnectionState`; and the
-/// parser does not tell the encoder of the requests it reads.
+/// Hummingbird's own HTTP/1 channel, set up as it sets itself up but for two things: the handlers given
+/// (`handlers`) sit right after the HTTP parser, where they still see the request's version
+/// (`HTTP1ToHTTPServerCodec`, the next handler, drops it), so an HTTP/1.0 request keeps its meaning to
+/// them; and the parser does not tell the encoder of the requests it reads.
 ///
-/// NIO's own set-up (`configureHTTPServerPipeline`) pairs them: the parser queues each request's method in
-/// the encoder, which takes one off for each answer's head it writes (to leave the body off an answer to
-/// HEAD). `PreparedResponseHandler` writes its answers below the encoder, so a kept-alive connection's queue
-/// grew by a method with every answer it gave (24 bytes, in an array that doubled, for as long as the
-/// connection lasted). Here nothing is queued; the handler, which sees every request and every answer,
-/// leaves the body off the router's answers to HEAD.
+/// NIO's own set-up (`configureHTTPServerPipeline`) pairs those two: the parser queues each request's method
+/// in the encoder, which takes one off for each answer's head it writes (to leave the body off an answer to
+/// HEAD). A handler that writes its own answers below the encoder would leave a method queued for each of
+/// them, for as long as a kept-alive connection lasts. Here nothing is queued, and the handlers, which see
+/// every request and every answer, leave the body off the router's answers to HEAD.
 ///
 /// The handlers Hummingbird lets a configuration add (`additionalChannelHandlers`) come after that codec,
 /// which is why the channel is set up here rather than configured. Its idle timeout is left off: it counts
-/// only the requests that reach the router, so a connection busy with answers from before the router
-/// would look idle to it. `ConnectionGuard` holds the idle timeout instead, over everything read and written.
+/// only the requests that reach the router, so a connection busy with answers from before the router would
+/// look idle to it; one of the given handlers holds the idle timeout instead, over everything read and written.
 ///
-/// A connection that becomes a stream (`PreparedStream`) is held by its stream alone: the task Hummingbird's
-/// server runs for each connection, and what it holds while it waits in the router's read loop, ends there.
-/// Every other connection is handed to that loop at its first turn for the router. A stream still ends when
-/// the server asks its connections to wind down, but the server's run no longer waits for it: the stream's
-/// owner waits for its connection to close (`PreparedStream.closeFuture`).
-public struct HTTP1ChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHandler {
+/// A connection that becomes a stream is held by its stream alone (a handler that is `ConnectionHolding`
+/// says so at the connection's first turn): the task Hummingbird's server runs for each connection, and what
+/// it holds while it waits in the router's read loop, ends there. Every other connection is handed to that
+/// loop at its first turn for the router. A stream still ends when the server asks its connections to wind
+/// down, but the server's run no longer waits for it: the stream's owner waits for its connection to close.
+public struct HTTP1ServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// The connection as the router's side reads it, and who is to hold it.
     public struct Value: ServerChildChannelValue {
         let connection: HTTP1Channel.Value
-        let holder: EventLoopFuture<PreparedConnectionHolder>
+        let holder: EventLoopFuture<ConnectionHolder>
 
         public var channel: any Channel { connection.channel }
     }
@@ -72,7 +71,7 @@ public struct HTTP1ChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
             let connection = try HTTP1Channel.Value(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-            let holder = ours.lazy.compactMap { ($0 as? PreparedResponseHandler)?.holder }.first
+            let holder = ours.lazy.compactMap { ($0 as? any ConnectionHolding)?.holder }.first
             return Value(connection: connection, holder: holder ?? channel.eventLoop.makeSucceededFuture(.router))
         }
     }

@@ -1,8 +1,6 @@
-import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
-import NIOHTTPTypes
 import NIOSSL
 import NIOTLS
 
@@ -10,13 +8,10 @@ import NIOTLS
 ///
 /// Each new connection takes the TLS context `tls` holds at that moment, so a renewed certificate is served
 /// to new connections while open ones keep the one they began with. On `http/1.1` (or when the client names
-/// no protocol) the connection is the plain one's, the door before the router included
-/// (`HTTP1ChannelWithPreparedAnswers`), so HTTP/1.1 keeps its speed. On `h2` it is
-/// `HTTP2ChannelWithPreparedAnswers`, with `streamHandlers` on each stream (the door for answers from memory,
-/// `PreparedStreamAnswers`): every other request goes through the router, whose door of each route declared
-/// with an early answer gives the same answer (a live stream included, as the response body of its HTTP/2
-/// stream), and every answer gets the headers the door before the router would have added (`AnswerHeaders`).
-public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHandler {
+/// no protocol) the connection is the plain one's (`HTTP1ServerChannel`), with the same handlers after the
+/// parser. On `h2` it is `HTTP2ServerChannel`, with `streamHandlers` on each stream; a stream they do not
+/// answer goes to the router.
+public struct HTTPSServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// The connection once its protocol is known.
     public struct Value: ServerChildChannelValue {
         let negotiated: EventLoopFuture<Negotiated>
@@ -24,15 +19,15 @@ public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
     }
 
     enum Negotiated: Sendable {
-        case http1(HTTP1ChannelWithPreparedAnswers.Value)
-        case http2(HTTP2ChannelWithPreparedAnswers.Value)
+        case http1(HTTP1ServerChannel.Value)
+        case http2(HTTP2ServerChannel.Value)
     }
 
     /// What ALPN offers, best first.
     public static let applicationProtocols = ["h2", "http/1.1"]
 
-    private let http1: HTTP1ChannelWithPreparedAnswers
-    private let http2: HTTP2ChannelWithPreparedAnswers
+    private let http1: HTTP1ServerChannel
+    private let http2: HTTP2ServerChannel
     private let tls: @Sendable () -> NIOSSLContext
     private let handshakeTimeout: TimeAmount
     private let http2Handlers: @Sendable () -> [any ChannelHandler]
@@ -43,17 +38,15 @@ public struct HTTPSChannelWithPreparedAnswers: ServerChildChannel, HTTPChannelHa
     ///   - idleTimeout: how long an HTTP/2 connection with no open stream is kept.
     ///   - http1Handlers: an HTTP/1.1 connection's handlers after the HTTP parser, as for plain HTTP.
     ///   - http2Handlers: an HTTP/2 connection's handlers, between TLS and the HTTP/2 framing.
-    ///   - streamHandlers: an HTTP/2 stream's handlers, after the headers every answer carries.
+    ///   - streamHandlers: an HTTP/2 stream's handlers, after the HTTP/2-to-HTTP codec.
     public init(
-        responder: @escaping HTTPChannelHandler.Responder, serverName: String, tls: @escaping @Sendable () -> NIOSSLContext,
+        responder: @escaping HTTPChannelHandler.Responder, tls: @escaping @Sendable () -> NIOSSLContext,
         handshakeTimeout: Duration, idleTimeout: Duration,
         http1Handlers: @escaping @Sendable () -> [any ChannelHandler], http2Handlers: @escaping @Sendable () -> [any ChannelHandler],
         streamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]
     ) {
-        http1 = HTTP1ChannelWithPreparedAnswers(responder: responder, handlers: http1Handlers)
-        let headers = AnswerHeaders(serverName: serverName, secure: true)
-        http2 = HTTP2ChannelWithPreparedAnswers(
-            idleTimeout: TimeAmount(idleTimeout), streamHandlers: { [HTTP2AnswerHeaders(headers)] + streamHandlers() })
+        http1 = HTTP1ServerChannel(responder: responder, handlers: http1Handlers)
+        http2 = HTTP2ServerChannel(idleTimeout: TimeAmount(idleTimeout), streamHandlers: { streamHandlers() })
         self.tls = tls
         self.handshakeTimeout = TimeAmount(handshakeTimeout)
         self.http2Handlers = http2Handlers
@@ -127,38 +120,6 @@ final class TLSHandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler
             deadline?.cancel()
             deadline = nil
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-        }
-    }
-}
-
-/// On each HTTP/2 stream: the headers `AnswerHeaders` adds to every answer, and an answer to HEAD without its
-/// body (the head a GET would have, RFC 9110 §9.3.2): HTTP/2 refuses DATA on a HEAD's stream, and the router
-/// writes the body of what it answers whatever the method.
-final class HTTP2AnswerHeaders: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
-
-    private let headers: AnswerHeaders
-    private var headOnly = false
-
-    init(_ headers: AnswerHeaders) { self.headers = headers }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let request) = unwrapInboundIn(data) { headOnly = request.method == .head }
-        context.fireChannelRead(data)
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch unwrapOutboundIn(data) {
-        case .head(var response) where response.status.code >= 200:
-            headers.stamp(&response)
-            context.write(wrapOutboundOut(.head(response)), promise: promise)
-        case .body where headOnly:
-            promise?.succeed()
-        default:
-            context.write(data, promise: promise)
         }
     }
 }
