@@ -11,11 +11,6 @@ import Testing
 extension TimedGatewayTests {
     /// An operator disables an account (`auth-gateway accounts disable`) and enables it again.
     @Suite struct DisabledAccountTests {
-        /// `auth-gateway accounts ARGUMENTS…` on `database`, as an operator runs it beside the gateways.
-        static func accounts(_ arguments: [String], on database: TestDatabase) throws -> (status: Int32, output: String) {
-            try ServiceProcess.command("auth-gateway", ["accounts"] + arguments, environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "warning"])
-        }
-
         static let login = #"{"udacity":{"username":"disabled@example.com","password":"correct horse battery"}}"#
 
         @Test func aDisabledAccountsSessionIsRefusedOnEveryReplicaAndItCannotLogInUntilEnabled() async throws {
@@ -26,7 +21,7 @@ extension TimedGatewayTests {
                     _ = try await first.postPin(as: student)
                     _ = try await second.postPin(as: student)
 
-                    let disabled = try Self.accounts(
+                    let disabled = try operatorAccounts(
                         ["disable", " Disabled@Example.COM", "--reason", "spam", "--operator", "ops"], on: fixture.database)
                     #expect(disabled.status == 0)
                     #expect(
@@ -58,18 +53,18 @@ extension TimedGatewayTests {
                         .post, "/v1/accounts", body: #"{"email":"disabled@example.com","password":"another password","firstName":"A","lastName":"B"}"#
                     )
                     #expect(again.status == .conflict)
-                    #expect(try Self.accounts(["disable", "disabled@example.com", "--operator", "ops"], on: fixture.database).status == 1)
+                    #expect(try operatorAccounts(["disable", "disabled@example.com", "--operator", "ops"], on: fixture.database).status == 1)
 
-                    let enabled = try Self.accounts(["enable", "disabled@example.com"], on: fixture.database)
+                    let enabled = try operatorAccounts(["enable", "disabled@example.com"], on: fixture.database)
                     #expect(enabled.status == 0)
                     #expect(enabled.output == "enabled account \(student.key) (disabled@example.com): it can log in again\n")
                     let back = try await second.logIn(student)
                     _ = try await first.postPin(as: back)
                     #expect(try await first.send(.delete, "/v1/StudentLocation/none", headers: [student.bearer]).status == .unauthorized)
-                    let twice = try Self.accounts(["enable", "disabled@example.com"], on: fixture.database)
+                    let twice = try operatorAccounts(["enable", "disabled@example.com"], on: fixture.database)
                     #expect(twice.status == 1)
                     #expect(twice.output == "auth-gateway: account \(student.key) (disabled@example.com) is not disabled\n")
-                    let nobody = try Self.accounts(["disable", "nobody@example.com", "--operator", "ops"], on: fixture.database)
+                    let nobody = try operatorAccounts(["disable", "nobody@example.com", "--operator", "ops"], on: fixture.database)
                     #expect(nobody.output == "auth-gateway: no account has the address nobody@example.com\n")
                 }
             }

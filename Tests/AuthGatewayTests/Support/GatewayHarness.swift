@@ -159,3 +159,8 @@ func answeredByDoor(_ client: any TestClientProtocol) async throws -> [String: I
     }
     return counts
 }
+
+/// `auth-gateway accounts ARGUMENTS…` on `database`, as an operator runs it beside the gateways.
+func operatorAccounts(_ arguments: [String], on database: TestDatabase) throws -> (status: Int32, output: String) {
+    try ServiceProcess.command("auth-gateway", ["accounts"] + arguments, environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "warning"])
+}
