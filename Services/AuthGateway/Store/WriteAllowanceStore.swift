@@ -35,7 +35,9 @@ protocol WriteAllowanceStore: Sendable {
 /// (`WriteLimit.Policy.leaseSize`), a write takes several of its subjects' writes at once and this replica
 /// lets the next writes of the same subjects through on those, for `leaseLifetime`, without asking again:
 /// every write is still counted in the database before it is let through, so the replicas together never
-/// let through more than the limit.
+/// let through more than the limit. What a lease holds when it expires is given back before the next batch
+/// is decided, so a student who writes more slowly than leases last is counted once per write, not once
+/// per lease.
 ///
 /// While this replica does not hear its database (its `LISTEN` connection is lost), it counts on its own, in
 /// memory: students whose sessions this replica holds keep writing through an outage of the gateway's
@@ -71,20 +73,22 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     }
 
     private struct Lease {
+        let subjects: [WriteLimit.Subject]
         var remaining: Int
         let until: ContinuousClock.Instant
     }
 
-    static let leaseLifetime = Duration.seconds(1)
-
     private let database: Database
+    /// How long this replica lets writes through on a lease before it asks again.
+    private let leaseLifetime: Duration
     private let local = MemoryWriteAllowanceStore()
     private let state = Mutex(State())
     /// One batch at a time: what arrives while it is decided goes in the next.
     private let batches = Batches<Asking>(slots: 1)
 
-    init(database: Database) {
+    init(database: Database, leaseLifetime: Duration = .seconds(1)) {
         self.database = database
+        self.leaseLifetime = leaseLifetime
     }
 
     func listeningChanged(_ listening: Bool) {
@@ -110,10 +114,22 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     }
 
     func giveBack(_ subjects: [WriteLimit.Subject]) async throws {
+        try await giveBack([(subjects, 1)])
+    }
+
+    /// Gives back `writes` writes counted against each of the subjects, in one statement (a subject named
+    /// more than once gets back the sum).
+    private func giveBack(_ given: [(subjects: [WriteLimit.Subject], writes: Int)]) async throws {
+        let subjects = given.flatMap { entry in entry.subjects.map { ($0, entry.writes) } }
         _ = try await database.write(
             """
-            UPDATE auth.write_allowances SET next_at = next_at - make_interval(secs => given.interval_ms / 1000.0)
-            FROM unnest(\(subjects.map(\.name))::text[], \(subjects.map(\.policy.intervalMilliseconds))::bigint[]) AS given (subject, interval_ms)
+            UPDATE auth.write_allowances SET next_at = next_at - make_interval(secs => given.ms / 1000.0)
+            FROM (
+                SELECT subject, sum(interval_ms * writes) AS ms
+                FROM unnest(\(subjects.map(\.0.name))::text[], \(subjects.map(\.0.policy.intervalMilliseconds))::bigint[],
+                            \(subjects.map { Int64($0.1) })::bigint[]) AS each (subject, interval_ms, writes)
+                GROUP BY subject
+            ) AS given
             WHERE write_allowances.subject = given.subject
             """)
     }
@@ -122,20 +138,26 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
     /// through on that lease without asking again, the others in one statement, at the newest moment of
     /// the batch (which no write of it was asked after).
     private func decide(_ waiting: [Asking]) async {
-        let (listening, leased, batch) = state.withLock { state in
-            guard state.listening else { return (false, [Asking](), waiting) }
+        let (listening, leased, batch, unused) = state.withLock { state in
+            guard state.listening else { return (false, [Asking](), waiting, [Lease]()) }
+            let now = ContinuousClock.now
+            let expired = state.leases.filter { $0.value.until <= now }
+            for names in expired.keys { state.leases[names] = nil }
             var leased: [Asking] = []
             var batch: [Asking] = []
             for asking in waiting {
                 if state.leased(asking.subjects) { leased.append(asking) } else { batch.append(asking) }
             }
-            return (true, leased, batch)
+            return (true, leased, batch, expired.values.filter { $0.remaining > 0 })
         }
         guard listening else {
             for asking in waiting { asking.continuation.resume(returning: .notHeard) }
             return
         }
         for asking in leased { asking.continuation.resume(returning: .decided(.allowed)) }
+        // Before the batch asks: its writes may need what an expired lease held. Should the database not take
+        // it back, those writes stay counted, which lets through fewer writes than the limit, never more.
+        if !unused.isEmpty { try? await giveBack(unused.map { ($0.subjects, $0.remaining) }) }
         guard let moment = batch.map(\.moment).max() else { return }
         await decide(batch, at: moment)
     }
@@ -158,12 +180,14 @@ final class PostgresWriteAllowanceStore: WriteAllowanceStore {
                 """)
             let answers = try rows.first?.decode([Int32].self) ?? []
             guard answers.count == batch.count else { throw PostgresWriteAllowanceMissing() }
-            let leased = zip(batch, answers).filter { $1 > 1 }.map { ($0.subjects.map(\.name), Int($1) - 1) }
+            let leased = zip(batch, answers).filter { $1 > 1 }.map { ($0.subjects, Int($1) - 1) }
             if !leased.isEmpty {
-                let until = ContinuousClock.now + Self.leaseLifetime
+                // A lease these replace was used up or expired: the batch's start gave back what an expired one held.
+                let until = ContinuousClock.now + leaseLifetime
                 state.withLock { state in
-                    state.leases = state.leases.filter { $0.value.until > .now }
-                    for (names, remaining) in leased { state.leases[names] = Lease(remaining: remaining, until: until) }
+                    for (subjects, remaining) in leased {
+                        state.leases[subjects.map(\.name)] = Lease(subjects: subjects, remaining: remaining, until: until)
+                    }
                 }
             }
             for (asking, answer) in zip(batch, answers) {

@@ -1,6 +1,7 @@
 import Foundation
 import OnTheMapShared
 import ServiceKit
+import TestSupport
 import Testing
 
 @testable import AuthGateway
@@ -225,6 +226,23 @@ import Testing
             #expect(try await Self.take(stores.writeAllowances, student, at: clock) == .wait(seconds: 10))
             clock.advance(by: .seconds(10))
             #expect(try await Self.take(stores.writeAllowances, student, at: clock) == .allowed)
+        }
+    }
+
+    /// The PostgreSQL store alone (the memory twin takes one write at a time): writes a replica took at once
+    /// on a lease and did not use before the lease expired are given back, so a student who writes more
+    /// slowly than leases last is counted once per write. Burst 32 makes leases of 2, and a lifetime of
+    /// zero lets each expire with one write unused: without the give-back the 17th write would be refused.
+    @Test func writesALeaseHeldWhenItExpiredAreGivenBack() async throws {
+        let clock = ManualClock()
+        let database = try await TestDatabase.create()
+        try await withPostgresClient(try database.databaseURL, logger: TestDatabase.logger) { client in
+            try await Migrations.migrator(client, logger: TestDatabase.logger).migrate()
+            let store = PostgresWriteAllowanceStore(database: Database(client: client, logger: TestDatabase.logger), leaseLifetime: .zero)
+            let student = Self.subject("account:1", WriteLimit.Policy(burst: 32, interval: .seconds(10)))
+            #expect(student[0].policy.leaseSize == 2)
+            try await Self.use(32, of: student, from: store, at: clock)
+            #expect(try await Self.take(store, student, at: clock) == .wait(seconds: 10))
         }
     }
 }
