@@ -46,7 +46,7 @@ public struct HTTPSServerChannel: ServerChildChannel, HTTPChannelHandler {
         streamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]
     ) {
         http1 = HTTP1ServerChannel(responder: responder, handlers: http1Handlers)
-        http2 = HTTP2ServerChannel(idleTimeout: TimeAmount(idleTimeout), streamHandlers: { streamHandlers() })
+        http2 = HTTP2ServerChannel(idleTimeout: TimeAmount(idleTimeout), streamHandlers: streamHandlers)
         self.tls = tls
         self.handshakeTimeout = TimeAmount(handshakeTimeout)
         self.http2Handlers = http2Handlers

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NIOSSL
-import PreparedHTTP
 import ServerTransport
 import ServiceLifecycle
 import Synchronization
