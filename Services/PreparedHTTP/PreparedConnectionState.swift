@@ -113,7 +113,7 @@ struct PreparedConnectionState {
     /// to answer them.
     private func take(_ head: HTTPRequestHead) -> (Reading, route: String)? {
         guard routed.isEmpty, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect") else { return nil }
-        let request = PreparedRequest(method: head.method, target: head.uri, headers: head.headers, peer: peer)
+        let request = PreparedRequest(head, peer: peer)
         guard let (handling, route) = prepared(request) else { return nil }
         switch handling {
         case .answer(let answer): return (.answering(answer), route)

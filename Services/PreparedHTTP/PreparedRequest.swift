@@ -3,7 +3,9 @@ import NIOCore
 import NIOHTTP1
 import Tracing
 
-/// A request as the answers before the router see it: the method, the target and the headers, straight from the HTTP parser.
+/// A request as the answers before the router see it: the method, the target and the headers. The headers
+/// are `HTTPFields`, as the router's and an HTTP/2 stream's are, and as the hop to locations-service takes
+/// them: HTTP/1's parser hands over its own list, converted once here (`init(_ head:peer:)`).
 public struct PreparedRequest: Sendable {
     public let method: HTTPMethod
     /// Path and query as sent, e.g. `/v1/StudentLocation?limit=100`.
@@ -11,11 +13,12 @@ public struct PreparedRequest: Sendable {
     /// The target up to its `?`, and what follows it (nil without a `?`).
     public let path: Substring
     public let query: Substring?
-    public let headers: HTTPHeaders
+    /// `Host` among them (an HTTP/2 request's `:authority`), as a trusted proxy's headers are.
+    public let headers: HTTPFields
     /// The connection's peer: the client, or a proxy in front of it (nil when the door does not know it).
     public let peer: SocketAddress?
 
-    public init(method: HTTPMethod = .GET, target: String, headers: HTTPHeaders, peer: SocketAddress? = nil) {
+    public init(method: HTTPMethod = .GET, target: String, headers: HTTPFields, peer: SocketAddress? = nil) {
         self.method = method
         self.target = target
         self.headers = headers
@@ -30,7 +33,30 @@ public struct PreparedRequest: Sendable {
         }
     }
 
-    public func header(_ name: HTTPField.Name) -> String? { headers.first(name: name.rawName) }
+    /// A request's head as HTTP/1's parser hands it over.
+    public init(_ head: HTTPRequestHead, peer: SocketAddress? = nil) {
+        self.init(method: head.method, target: head.uri, headers: HTTPFields(parsed: head.headers), peer: peer)
+    }
+
+    public func header(_ name: HTTPField.Name) -> String? { headers[name] }
+}
+
+extension HTTPFields {
+    /// The header list HTTP/1's parser made (a request's or, at the gateway's hop, an answer's), `Host`
+    /// among the rest: where NIO's own list becomes fields, once. A field whose name is not a token cannot
+    /// be a field and is dropped, as the router's conversion drops it.
+    public init(parsed headers: HTTPHeaders) {
+        self.init()
+        reserveCapacity(headers.count)
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// HTTP/1's `Host`, which HTTP/2 and `HTTPRequest` carry as `:authority`: kept among a prepared request's fields.
+    public static let host = HTTPField.Name("Host")!
 }
 
 /// How a request that skips the router is answered.

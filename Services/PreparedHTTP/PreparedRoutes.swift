@@ -131,13 +131,17 @@ extension PreparedRequest {
         self.init(request.head, peer: peer)
     }
 
-    /// A request's head in HTTP's newer types (the router's, an HTTP/2 stream's), as the early answers see it:
-    /// `:path` is the target, and `:authority` the `Host` header, among the others as NIO spells them.
+    /// A request's head as the router and an HTTP/2 stream have it: `:path` is the target, and `:authority`
+    /// the `Host` header, first, as HTTP/1 sends it.
     public init(_ head: HTTPRequest, peer: SocketAddress? = nil) {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(head.headerFields.count + 1)
-        if let authority = head.authority { headers.add(name: "Host", value: authority) }
-        for field in head.headerFields { headers.add(name: field.name.canonicalName, value: field.value) }
+        var headers = HTTPFields()
+        if let authority = head.authority {
+            headers.reserveCapacity(head.headerFields.count + 1)
+            headers.append(HTTPField(name: .host, value: authority))
+            headers.append(contentsOf: head.headerFields)
+        } else {
+            headers = head.headerFields
+        }
         self.init(method: HTTPMethod(rawValue: head.method.rawValue), target: head.path ?? "/", headers: headers, peer: peer)
     }
 }

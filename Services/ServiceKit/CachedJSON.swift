@@ -79,13 +79,12 @@ public struct CachedJSON: Sendable {
 }
 
 extension PreparedRequest {
-    /// Every `Accept-Encoding` line of the request, as one list. One pass over the headers, and no array
-    /// made for the usual single line: every hot read asks.
+    /// Every `Accept-Encoding` line of the request, as one list (no array made for the usual single line:
+    /// every hot read asks).
     public var acceptEncoding: String? {
         var found: String?
-        // Header names are tokens: ORing 0x20 folds their letters to lowercase and leaves `-` as it is.
-        for (name, value) in headers where name.utf8.elementsEqual("accept-encoding".utf8, by: { $0 | 0x20 == $1 }) {
-            found = found.map { $0 + "," + value } ?? value
+        for field in headers where field.name == .acceptEncoding {
+            found = found.map { $0 + "," + field.value } ?? field.value
         }
         return found
     }

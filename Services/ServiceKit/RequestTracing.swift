@@ -95,29 +95,29 @@ public enum RequestTracing {
     }
 
     /// The context a trusted caller's `traceparent` names, or none.
-    static func parentContext(_ headers: HTTPHeaders, peer: SocketAddress?, trusted: TrustedProxies) -> ServiceContext {
+    static func parentContext(_ headers: HTTPFields, peer: SocketAddress?, trusted: TrustedProxies) -> ServiceContext {
         guard let address = peer?.ipAddress, trusted.contains(address) else { return .topLevel }
         return callersContext(headers)
     }
 
-    static func callersContext(_ headers: HTTPHeaders) -> ServiceContext {
+    static func callersContext(_ headers: HTTPFields) -> ServiceContext {
         var context = ServiceContext.topLevel
-        InstrumentationSystem.instrument.extract(headers, into: &context, using: HTTPHeadersPropagation())
+        InstrumentationSystem.instrument.extract(headers, into: &context, using: HTTPFieldsPropagation())
         return context
     }
 
     /// Adds the W3C trace headers of `context` to a request going out.
-    public static func inject(_ context: ServiceContext, into headers: inout HTTPHeaders) {
-        InstrumentationSystem.instrument.inject(context, into: &headers, using: HTTPHeadersPropagation())
+    public static func inject(_ context: ServiceContext, into headers: inout HTTPFields) {
+        InstrumentationSystem.instrument.inject(context, into: &headers, using: HTTPFieldsPropagation())
     }
 
     /// A `traceparent` that says "not kept", for a request going out from work that is not traced: the
     /// service it goes to does not trace it either (but for a failure or a slow answer, as its own).
-    public static func injectNotKept(into headers: inout HTTPHeaders) {
+    public static func injectNotKept(into headers: inout HTTPFields) {
         // Ids from the sampler's cheap sequence: they name nothing that is recorded, and must only be valid.
         let (high, low, span) = (TraceSampling.nextRandom() | 1, TraceSampling.nextRandom(), TraceSampling.nextRandom() | 1)
         let hex = { (value: UInt64) in String(value, radix: 16).leftPadded(16) }
-        headers.replaceOrAdd(name: "traceparent", value: "00-\(hex(high))\(hex(low))-\(hex(span))-00")
+        headers[HTTPFieldsPropagation.traceparent] = "00-\(hex(high))\(hex(low))-\(hex(span))-00"
     }
 
     /// Ends a span with the status its work answered (an error from 500).
@@ -171,12 +171,8 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard RequestTracing.enabled || AccessLog.enabled else { return try await next(request, context) }
-        var headers = HTTPHeaders()
-        for name in ["traceparent", "tracestate", InternalHeaders.requestID, "X-Forwarded-For"] {
-            for value in request.headers[values: HTTPField.Name(name)!] { headers.add(name: name, value: value) }
-        }
         let peer = (context as? any PreparedRequestContext)?.remoteAddress
-        let record = RequestRecord(method: request.method.rawValue, headers: headers, peer: peer, trustedCallers: trustedCallers)
+        let record = RequestRecord(method: request.method.rawValue, headers: request.headers, peer: peer, trustedCallers: trustedCallers)
         do {
             let response = try await ServiceContext.withValue(record.context) { try await next(request, context) }
             record.finish(route: context.route(of: request), status: response.status.code, answerHeaders: response.headers)
@@ -212,7 +208,7 @@ struct RequestRecord: Sendable {
 
     /// `startingSpan`: the span of a kept request starts now (the router's door, whose work follows at
     /// once); else only when `started()` says the request does work.
-    init(method: String, headers: HTTPHeaders, peer: SocketAddress?, trustedCallers: TrustedProxies?, startingSpan: Bool = true) {
+    init(method: String, headers: HTTPFields, peer: SocketAddress?, trustedCallers: TrustedProxies?, startingSpan: Bool = true) {
         self.method = method
         if RequestTracing.enabled {
             let parent: ServiceContext
@@ -232,7 +228,7 @@ struct RequestRecord: Sendable {
         // For the access line alone: not looked up while there is none.
         (requestID, client) =
             AccessLog.enabled
-            ? (headers.first(name: InternalHeaders.requestID), (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers))
+            ? (headers[.requestID], (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers))
             : (nil, nil)
     }
 
@@ -269,7 +265,7 @@ struct RequestRecord: Sendable {
         }
         guard AccessLog.enabled else { return }
         AccessLog.line(
-            route: route, status: status, since: start, requestID: answerHeaders[HTTPField.Name(InternalHeaders.requestID)!] ?? requestID,
+            route: route, status: status, since: start, requestID: answerHeaders[.requestID] ?? requestID,
             traceID: context.otelTraceID, client: client)
     }
 }
@@ -300,10 +296,14 @@ public enum AccessLog {
     }
 }
 
-/// W3C trace headers read from and written to NIO's headers.
-struct HTTPHeadersPropagation: Extractor, Injector {
-    func extract(key: String, from carrier: HTTPHeaders) -> String? { carrier.first(name: key) }
-    func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) { carrier.replaceOrAdd(name: key, value: value) }
+/// W3C trace headers read from and written to a request's fields.
+struct HTTPFieldsPropagation: Extractor, Injector {
+    static let traceparent = HTTPField.Name("traceparent")!
+
+    func extract(key: String, from carrier: HTTPFields) -> String? { HTTPField.Name(key).flatMap { carrier[$0] } }
+    func inject(_ value: String, forKey key: String, into carrier: inout HTTPFields) {
+        if let name = HTTPField.Name(key) { carrier[name] = value }
+    }
 }
 
 /// Which requests are traced: `TRACE_SAMPLE_RATIO` of them whole (0 to 1; default 0.1), and of the rest,

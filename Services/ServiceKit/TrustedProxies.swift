@@ -1,6 +1,6 @@
 import Foundation
+import HTTPTypes
 import NIOCore
-import NIOHTTP1
 import PreparedHTTP
 
 /// The proxies (a load balancer, Docker's port publishing) whose `X-Forwarded-For` tells who the client
@@ -99,8 +99,10 @@ public struct TrustedProxies: Sendable, Equatable {
 extension TrustedProxies {
     /// The client's address of a request answered before the router: the connection's peer, or what a
     /// trusted proxy there says of it.
-    public func clientAddress(peer: SocketAddress?, headers: HTTPHeaders) -> String? {
+    public func clientAddress(peer: SocketAddress?, headers: HTTPFields) -> String? {
         let address = peer?.ipAddress
-        return isEmpty ? address : clientAddress(peer: address, forwardedFor: headers["X-Forwarded-For"])
+        return isEmpty ? address : clientAddress(peer: address, forwardedFor: headers[values: Self.forwardedFor])
     }
+
+    public static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -20,11 +21,11 @@ import Testing
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         for body in ["a", "b", "c"] {
             let answer = try await client.execute(
-                method: .POST, target: "/v1/pins?x=1", headers: ["Content-Type": "application/json"],
+                method: .POST, target: "/v1/pins?x=1", headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: "{\(body)}"), timeout: .seconds(2), on: loop
             ).get()
             #expect(answer.status == 201)
-            #expect(answer.headers.first(name: "Content-Type") == "application/json")
+            #expect(answer.headers[.contentType] == "application/json")
             #expect(String(buffer: answer.body) == "{\"got\":\"{\(body)}\"}")
         }
         #expect(server.connections == 1)

@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -34,7 +35,7 @@ import Testing
         init(locations: MemoryLocations) { self.locations = locations }
 
         func execute(
-            method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
+            method: HTTPMethod, target: String, headers: HTTPFields, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
         ) -> EventLoopFuture<HopAnswer> {
             if target.contains("/changes") { feedReads.add(1, ordering: .relaxed) }
             return locations.execute(method: method, target: target, headers: headers, body: body, timeout: timeout, on: eventLoop)
@@ -65,7 +66,7 @@ import Testing
         let amara = Actor(key: "5550001111", firstName: "Amara", lastName: "Nwosu")
         let pin = LocationInput(mapString: place, mediaURL: "https://example.com", latitude: 6.5, longitude: 3.4)
         let answer = try await client.send(
-            method: .POST, path: "/v1/StudentLocation", query: nil, headers: ["Content-Type": "application/json"], body: pin.json,
+            method: .POST, path: "/v1/StudentLocation", query: nil, headers: [.contentType: "application/json"], body: pin.json,
             actor: amara, requestID: "live-feed-test")
         #expect(answer.status == 200, "the v1 path answers a new pin 200")
     }

@@ -45,7 +45,7 @@ struct MemoryLocations: LocationsHop {
     }
 
     func execute(
-        method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
+        method: HTTPMethod, target: String, headers: HTTPFields, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
     ) -> EventLoopFuture<HopAnswer> {
         let promise = (eventLoop ?? MultiThreadedEventLoopGroup.singleton.any()).makePromise(of: HopAnswer.self)
         guard traffic.record("\(method.rawValue) \(target)") else {
@@ -53,17 +53,15 @@ struct MemoryLocations: LocationsHop {
             return promise.futureResult
         }
         promise.completeWithTask {
-            var fields = HTTPFields()
-            for header in headers { fields.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value)) }
             let request = Request(
                 head: HTTPRequest(
-                    method: HTTPRequest.Method(method.rawValue)!, scheme: "http", authority: "locations", path: target, headerFields: fields),
+                    method: HTTPRequest.Method(method.rawValue)!, scheme: "http", authority: "locations", path: target, headerFields: headers),
                 body: RequestBody(buffer: body ?? ByteBuffer()))
             let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: TestDatabase.logger))
             let response = try await responder.respond(to: request, context: context)
             let collected = Collected()
             try await response.body.write(collected.writer)
-            return HopAnswer(status: response.status.code, headers: HTTPHeaders(response.headers), body: collected.bytes.value)
+            return HopAnswer(status: response.status.code, headers: response.headers, body: collected.bytes.value)
         }
         return promise.futureResult
     }

@@ -32,7 +32,7 @@ struct AccountsController: Sendable {
     @Sendable func erase(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard !OriginCheck.isCrossSite(request, siteDomain: cookies.domain) else { throw GatewayError.crossOrigin }
         try OriginCheck.requireXSRF(request)
-        guard let token = SessionCookies.token(in: request), let account = try await sessions.account(for: token) else {
+        guard let token = SessionCookies.token(in: request.headers), let account = try await sessions.account(for: token) else {
             throw GatewayError.notLoggedInToErase
         }
         let outcome = try await erasures.erase(account, requestID: context.requestID)

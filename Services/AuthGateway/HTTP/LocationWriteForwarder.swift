@@ -35,7 +35,7 @@ struct LocationWriteForwarder: Sendable {
         /// The class map the write is on, as its path names it (nil: the default map); checked by `forward`.
         var map: String? = nil
         /// The client's headers, `Host` among them. No query: the writes take none, so none is forwarded.
-        let headers: HTTPHeaders
+        let headers: HTTPFields
         /// nil when it was longer than `maximumBodySize`: refused, once the writer is known to be allowed.
         let body: ByteBuffer?
         let requestID: String
@@ -83,7 +83,7 @@ struct LocationWriteForwarder: Sendable {
             return counted(subjects, on: eventLoop).flatMap { decision in
                 let wait: Int? = if case .wait(let seconds) = decision { seconds } else { nil }
                 // Past the limit, a retried post may still get the answer to its earlier attempt: nothing new is appended.
-                let replayOnly = wait != nil && write.method == .POST && write.headers.contains(name: InternalHeaders.idempotencyKey)
+                let replayOnly = wait != nil && write.method == .POST && write.headers[.idempotencyKey] != nil
                 if let wait, !replayOnly {
                     return eventLoop.makeSucceededFuture(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
                 }
@@ -95,7 +95,7 @@ struct LocationWriteForwarder: Sendable {
                     if let wait, answer.status == HTTPResponse.Status.preconditionFailed.code {
                         return ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID)
                     }
-                    if answer.headers.contains(name: InternalHeaders.replayed), !replayOnly { giveBack(subjects) }
+                    if answer.headers[.replayed] != nil, !replayOnly { giveBack(subjects) }
                     if (200..<300).contains(answer.status) {
                         if let slug = write.map.flatMap(MapSlug.init) { mapLists.invalidate(slug) } else { latest.invalidate() }
                     }
@@ -156,7 +156,7 @@ struct LocationWriteForwarder: Sendable {
     static func relay(_ answer: LocationsClient.Answer, status: HTTPResponse.Status, requestID: String) -> PreparedResponse {
         var fields = HTTPFields()
         for name in [HTTPField.Name.contentType, .eTag, .cacheControl, .retryAfter] {
-            if let value = answer.headers.first(name: name.rawName) { fields[name] = value }
+            if let value = answer.headers[name] { fields[name] = value }
         }
         fields[.requestID] = requestID
         return PreparedResponse(status: status, headers: fields, body: answer.body)

@@ -76,7 +76,7 @@ struct LocationsProxyController: Sendable {
         }
         let generation = latest.generation
         let answer = try await fetch(request, context: context, objectId: nil, query: query)
-        if answer.status == 200, let etag = answer.headers.first(name: "ETag") {
+        if answer.status == 200, let etag = answer.headers[.eTag] {
             latest.store(CachedJSON(body: answer.body, etag: etag), fetchedAt: generation)
         }
         return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
@@ -95,7 +95,7 @@ struct LocationsProxyController: Sendable {
         _ request: Request, context: GatewayRequestContext, objectId: String?, query: String?, suffix: String = ""
     ) async throws -> LocationsClient.Answer {
         return try await locations.send(
-            method: .GET, path: LocationsClient.locationPath(objectId) + suffix, query: query, headers: PreparedRequest(request).headers,
+            method: .GET, path: LocationsClient.locationPath(objectId) + suffix, query: query, headers: request.headers,
             body: nil, actor: nil, requestID: context.requestID)
     }
 

@@ -142,9 +142,9 @@ struct MapsProxyController: Sendable {
         let stamp = feeds.lists.stamp(for: slug)
         let answer = try await locations.send(
             method: .GET, path: LocationsClient.mapPrefix(slug) + (try LocationsClient.locationPath(nil)), query: query,
-            headers: PreparedRequest(request).headers, body: nil, actor: account?.actor, requestID: context.requestID)
-        if answer.status == 200, let etag = answer.headers.first(name: "ETag") {
-            let isPrivate = answer.headers.first(name: "Cache-Control")?.contains("private") ?? false
+            headers: request.headers, body: nil, actor: account?.actor, requestID: context.requestID)
+        if answer.status == 200, let etag = answer.headers[.eTag] {
+            let isPrivate = answer.headers[.cacheControl]?.contains("private") ?? false
             let readers: ClassMapLists.Readers? = isPrivate ? account.map { .accounts([$0.key]) } : .anyone
             if let readers { feeds.lists.store(CachedJSON(body: answer.body, etag: etag), for: slug, readers: readers, fetchedAt: stamp) }
         }
@@ -157,7 +157,7 @@ struct MapsProxyController: Sendable {
     ) async throws -> Response {
         let path = try Self.mapPrefix(context) + LocationsClient.locationPath(objectId) + suffix
         let answer = try await locations.send(
-            method: .GET, path: path, query: query, headers: PreparedRequest(request).headers, body: nil,
+            method: .GET, path: path, query: query, headers: request.headers, body: nil,
             actor: try await account(request)?.actor, requestID: context.requestID)
         return LocationWriteForwarder.relay(answer, status: .init(code: answer.status), requestID: context.requestID).response
     }
@@ -230,7 +230,7 @@ struct MapsProxyController: Sendable {
 
     /// The session's account, when the request carries a live session; nil otherwise.
     private func account(_ request: Request) async throws -> Account? {
-        guard let token = SessionCookies.token(in: request) else { return nil }
+        guard let token = SessionCookies.token(in: request.headers) else { return nil }
         return try await sessions.account(for: token)
     }
 

@@ -52,7 +52,3 @@ struct RequestIDMiddleware: RouterMiddleware {
         return value
     }
 }
-
-extension HTTPField.Name {
-    static let requestID = HTTPField.Name(InternalHeaders.requestID)!
-}

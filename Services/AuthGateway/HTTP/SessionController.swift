@@ -40,7 +40,7 @@ struct SessionController: Sendable {
 
     @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         try OriginCheck.requireXSRF(request)
-        let token = SessionCookies.token(in: request)
+        let token = SessionCookies.token(in: request.headers)
         if let token { try await sessions.logout(token) }
         var json = JSONWriter()
         json.beginObject()

@@ -1,6 +1,5 @@
 import HTTPTypes
 import Hummingbird
-import NIOHTTP1
 import OnTheMapShared
 
 /// Where a request's session comes from (the HttpOnly cookie set at login, or `Authorization: Bearer`),
@@ -12,18 +11,9 @@ struct SessionCookies: Sendable {
     static let session = SessionCredentials.cookieName
     static let xsrf = "XSRF-TOKEN"
 
-    static func token(in request: Request) -> SessionToken? {
-        SessionCredentials.sessionID(authorization: request.headers[.authorization], cookie: request.cookies[session]?.value)
+    static func token(in headers: HTTPFields) -> SessionToken? {
+        SessionCredentials.sessionID(authorization: headers[.authorization], cookie: Cookies(from: headers[values: .cookie])[session]?.value)
             .map(SessionToken.init)
-    }
-
-    /// The same, from the headers as NIO's parser hands them over.
-    static func token(in headers: HTTPHeaders) -> SessionToken? {
-        SessionCredentials.sessionID(
-            authorization: headers.first(name: "Authorization"),
-            cookie: Cookies(from: headers["Cookie"])[session]?.value
-        )
-        .map(SessionToken.init)
     }
 
     /// `XSRF-TOKEN` readable by scripts (some clients force-unwrap it), and the session itself HttpOnly.
@@ -56,10 +46,9 @@ struct SessionCookies: Sendable {
 /// host it was sent to, or that the browser marks `Sec-Fetch-Site: cross-site`. Apps send neither. Under
 /// `SESSION_COOKIE_DOMAIN` (`siteDomain`) the names below it are one site: a page on one may write to another.
 enum OriginCheck {
-    static func isCrossSite(_ headers: HTTPHeaders, siteDomain: CookieDomain?) -> Bool {
-        isCrossSite(
-            site: headers.first(name: "Sec-Fetch-Site"), origin: headers.first(name: "Origin"), host: headers.first(name: "Host"),
-            siteDomain: siteDomain)
+    /// A request answered before the router: its `Host` is among its fields (`PreparedRequest.headers`).
+    static func isCrossSite(_ headers: HTTPFields, siteDomain: CookieDomain?) -> Bool {
+        isCrossSite(site: headers[secFetchSite], origin: headers[.origin], host: headers[.host], siteDomain: siteDomain)
     }
 
     /// `host` is the authority the request was sent to (its `Host` header).
@@ -76,12 +65,12 @@ enum OriginCheck {
     /// The same, for a request the router answers (its authority is the `Host` it was sent to).
     static func isCrossSite(_ request: Request, siteDomain: CookieDomain?) -> Bool {
         isCrossSite(
-            site: request.headers[HTTPField.Name("Sec-Fetch-Site")!], origin: request.headers[HTTPField.Name("Origin")!],
+            site: request.headers[secFetchSite], origin: request.headers[.origin],
             host: request.head.authority, siteDomain: siteDomain)
     }
 
     static func hasBrowserOrigin(_ request: Request) -> Bool {
-        request.headers[HTTPField.Name("Origin")!] != nil || request.headers[HTTPField.Name("Sec-Fetch-Site")!] != nil
+        request.headers[.origin] != nil || request.headers[secFetchSite] != nil
     }
 
     /// A browser page's request must show it read the XSRF cookie (`X-XSRF-TOKEN` equal to it); apps send a
@@ -92,4 +81,6 @@ enum OriginCheck {
             request.headers[HTTPField.Name("X-XSRF-TOKEN")!] == cookie
         else { throw .xsrfMismatch }
     }
+
+    private static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
 }

@@ -15,7 +15,7 @@ struct UsersController: Sendable {
         let key = try context.parameters.require("key")
         // Keys and session ids are well under 128 bytes: anything longer names nobody, and is not looked up.
         guard key.utf8.count <= Self.maximumKeyLength else { throw GatewayError.userNotFound }
-        let requester = try await SessionCookies.token(in: request).asyncMap { try await sessions.account(for: $0) } ?? nil
+        let requester = try await SessionCookies.token(in: request.headers).asyncMap { try await sessions.account(for: $0) } ?? nil
         let account: Account?
         if key == "me" {
             account = requester

@@ -76,7 +76,7 @@ final class Erasures: Service, Sendable {
     /// Steps 2 and 3 of the erasure of the account with this key.
     private func finish(_ key: String, requestID: String) async throws -> Int {
         let answer = try await locations.send(
-            method: .POST, path: "/v1/erasures", query: nil, headers: HTTPHeaders(), body: nil,
+            method: .POST, path: "/v1/erasures", query: nil, headers: [:], body: nil,
             actor: Actor(key: key, firstName: "", lastName: ""), requestID: requestID)
         guard answer.status == 200, let erased = try? JSONDecoder().decode(ErasedPins.self, from: Data(buffer: answer.body)) else {
             logger.warning("locations-service refused an erasure", metadata: ["status": "\(answer.status)", "request_id": "\(requestID)"])

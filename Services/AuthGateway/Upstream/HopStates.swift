@@ -1,5 +1,7 @@
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import PreparedHTTP
 
 /// Why a request on the hop failed, but for the connection's own errors.
 enum HopFailure: Error, Equatable {
@@ -157,7 +159,7 @@ struct HopExchangeState<Request> {
             return .none
         case (.reading(let request, let keepAlive, let head, let body), .end):
             state = .idle
-            let answer = HopAnswer(status: Int(head.status.code), headers: head.headers, body: body)
+            let answer = HopAnswer(status: Int(head.status.code), headers: HTTPFields(parsed: head.headers), body: body)
             return .finish(request, .success(answer), reuse: keepAlive && head.isKeepAlive)
         case (.waiting, _), (.reading, _):
             return fail(HopFailure.connectionClosed)

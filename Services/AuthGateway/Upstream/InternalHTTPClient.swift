@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -70,16 +71,20 @@ final class InternalHTTPClient: LocationsHop {
     /// Sends one request on `eventLoop` (any of the group's when nil) and reads the whole answer. It fails
     /// when the service cannot be reached, closes the connection first, or has not answered in `timeout`.
     func execute(
-        method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?,
+        method: HTTPMethod, target: String, headers: HTTPFields, body: ByteBuffer?,
         timeout: TimeAmount, on eventLoop: (any EventLoop)? = nil
     ) -> EventLoopFuture<Answer> {
         let loop = eventLoop ?? group.next()
         guard loop.inEventLoop else {
             return loop.flatSubmit { self.execute(method: method, target: target, headers: headers, body: body, timeout: timeout, on: loop) }
         }
-        var head = HTTPRequestHead(version: .http1_1, method: method, uri: endpoint.basePath + target, headers: headers)
-        head.headers.replaceOrAdd(name: "Host", value: endpoint.hostHeader)
-        if let body { head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes)) }
+        // NIO's encoder writes the head: the fields become its header list here, on the wire, and only here.
+        var wire = HTTPHeaders()
+        wire.reserveCapacity(headers.count + 2)
+        wire.add(name: "Host", value: endpoint.hostHeader)
+        for field in headers where field.name != .host && field.name != .contentLength { wire.add(name: field.name.rawName, value: field.value) }
+        if let body { wire.add(name: "Content-Length", value: String(body.readableBytes)) }
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: endpoint.basePath + target, headers: wire)
         let exchange = Exchange(head: head, body: body, promise: loop.makePromise(), deadline: settings.now() + timeout)
         pool(for: loop).send(exchange)
         return exchange.promise.futureResult

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -36,7 +37,7 @@ struct LocationsClient: Sendable {
     }
 
     /// Headers passed through from the client to the service, unchanged.
-    static let forwardedHeaders = ["Content-Type", "If-Match", "If-None-Match", InternalHeaders.idempotencyKey, "User-Agent"]
+    static let forwardedHeaders: [HTTPField.Name] = [.contentType, .ifMatch, .ifNoneMatch, .idempotencyKey, .userAgent]
 
     /// The service's path for the pin list, or for one pin, as a client named it in its path. Only a
     /// well-formed id names a pin; anything else, the service's own routes beside the pins among them
@@ -95,7 +96,7 @@ struct LocationsClient: Sendable {
     }
 
     func send(
-        method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
+        method: HTTPMethod, path: String, query: String?, headers: HTTPFields, body: ByteBuffer?,
         actor: Actor?, requestID: String, timeout: TimeAmount? = nil
     ) async throws -> Answer {
         do {
@@ -112,18 +113,16 @@ struct LocationsClient: Sendable {
     /// on that loop. Fails with `GatewayError.locationsUnavailable`. The hop is traced under `context` (the
     /// task's trace when nil), and carries it to the service.
     func forward(
-        method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, body: ByteBuffer?,
+        method: HTTPMethod, path: String, query: String?, headers: HTTPFields, body: ByteBuffer?,
         actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?,
         context: ServiceContext? = nil
     ) -> EventLoopFuture<Answer> {
-        var outgoing = HTTPHeaders()
-        for name in Self.forwardedHeaders {
-            for value in headers[name] where Self.isSafeFieldValue(value) { outgoing.add(name: name, value: value) }
-        }
-        outgoing.add(name: "Authorization", value: "Bearer \(internalToken)")
-        outgoing.add(name: InternalHeaders.requestID, value: requestID)
-        if let actor { outgoing.add(name: InternalHeaders.actor, value: actor.headerValue) }
-        if replayOnly { outgoing.add(name: InternalHeaders.replayOnly, value: "true") }
+        var outgoing = HTTPFields()
+        for field in headers where Self.forwardedHeaders.contains(field.name) && Self.isSafeFieldValue(field.value) { outgoing.append(field) }
+        outgoing.append(HTTPField(name: .authorization, value: "Bearer \(internalToken)"))
+        outgoing.append(HTTPField(name: .requestID, value: requestID))
+        if let actor { outgoing.append(HTTPField(name: .actor, value: actor.headerValue)) }
+        if replayOnly { outgoing.append(HTTPField(name: .replayOnly, value: "true")) }
         let target = path + (query.map { "?" + $0 } ?? "")
         let start = ContinuousClock.now
         let traceContext = context ?? ServiceContext.current

@@ -1,19 +1,21 @@
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
 /// Sends one request to locations-service and hands back its answer: the seam between the gateway and
-/// the service behind it. `InternalHTTPClient` sends it over kept-alive connections; router-level tests put
+/// the service behind it. Its headers are `HTTPFields` both ways, as the router's and the door's requests
+/// are; only the wire (`InternalHTTPClient`) speaks NIO's own. `InternalHTTPClient` sends it over kept-alive connections; router-level tests put
 /// locations-service's own router, over pins in memory, behind it instead.
 protocol LocationsHop: Sendable {
     /// The answer arrives on `eventLoop` when one is given (a client connection's, when forwarding from it).
     func execute(
-        method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
+        method: HTTPMethod, target: String, headers: HTTPFields, body: ByteBuffer?, timeout: TimeAmount, on eventLoop: (any EventLoop)?
     ) -> EventLoopFuture<HopAnswer>
 }
 
 /// locations-service's answer: its status, headers and whole body.
 struct HopAnswer: Sendable {
     let status: Int
-    let headers: HTTPHeaders
+    let headers: HTTPFields
     let body: ByteBuffer
 }

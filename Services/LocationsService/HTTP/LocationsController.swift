@@ -55,7 +55,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     private func scope(_ request: Request, context: Context, cached: Bool = true) async throws -> (map: String, access: MapAccess?) {
         guard let text = context.parameters.get("slug") else { return ("", nil) }
         guard let slug = MapSlug(text), let maps else { throw MapCommands.notFound }
-        let actor = request.headers[HTTPField.Name(InternalHeaders.actor)!].flatMap(Actor.init(headerValue:))
+        let actor = request.headers[.actor].flatMap(Actor.init(headerValue:))
         return (slug.rawValue, try await maps.readable(slug, actor: actor, cached: cached))
     }
 
@@ -114,7 +114,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         guard LatestListQuery.matches(request.query), token.admits(authorization: request.header(.authorization)),
             let slug = parameters.get("slug").flatMap(MapSlug.init), let accessCache = maps?.accessCache, let mapLists
         else { return nil }
-        let actor = request.header(Self.actorHeader).flatMap(Actor.init(headerValue:))
+        let actor = request.header(.actor).flatMap(Actor.init(headerValue:))
         guard case .access(let access)? = accessCache.fresh(MapStore.cacheKey(slug, actorKey: actor?.key)), access.canRead,
             let list = mapLists.fresh(slug.rawValue)
         else { return nil }
@@ -122,8 +122,6 @@ struct LocationsController<Context: RequestContext>: Sendable {
         if access.map.read == .members { answer.append(HTTPField(name: .cacheControl, value: "private")) }
         return answer
     }
-
-    private static var actorHeader: HTTPField.Name { HTTPField.Name(InternalHeaders.actor)! }
 
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         // The map first: to whoever may not read it, every request is the 404 of a map that is not there.
@@ -173,7 +171,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         let body = try await Self.body(of: request)
         let input = try Self.decode(body)
         var writeContext = try await writeScope(request, context: context)
-        if let key = request.headers[HTTPField.Name(InternalHeaders.idempotencyKey)!] {
+        if let key = request.headers[.idempotencyKey] {
             guard !key.isEmpty, key.utf8.count <= Self.maximumIdempotencyKeyLength else {
                 throw LocationError.invalid("Idempotency-Key must be 1 to \(Self.maximumIdempotencyKeyLength) characters.")
             }
@@ -185,9 +183,9 @@ struct LocationsController<Context: RequestContext>: Sendable {
             if let map = writeContext.map, !map.isEmpty { hash.update(data: Array("\u{0}map:\(map)".utf8)) }
             writeContext.requestHash = hash.finalize().hexString
         }
-        let replayOnly = request.headers[HTTPField.Name(InternalHeaders.replayOnly)!] != nil
+        let replayOnly = request.headers[.replayOnly] != nil
         let (answer, replayed) = try await commands.post(input, context: writeContext, replayOnly: replayOnly)
-        return .json(answer.json, headers: replayed ? [HTTPField.Name(InternalHeaders.replayed)!: "true"] : [:])
+        return .json(answer.json, headers: replayed ? [.replayed: "true"] : [:])
     }
 
     @Sendable func update(_ request: Request, context: Context) async throws -> Response {
@@ -278,12 +276,12 @@ struct LocationsController<Context: RequestContext>: Sendable {
     }
 
     private static func writeContext(_ request: Request, context: Context) throws(LocationError) -> LocationCommands.Context {
-        guard let header = request.headers[HTTPField.Name(InternalHeaders.actor)!], let actor = Actor(headerValue: header) else {
+        guard let header = request.headers[.actor], let actor = Actor(headerValue: header) else {
             throw .missingActor
         }
         return LocationCommands.Context(
             actor: actor,
-            requestId: request.headers[HTTPField.Name(InternalHeaders.requestID)!],
+            requestId: request.headers[.requestID],
             userAgent: request.headers[.userAgent])
     }
 }

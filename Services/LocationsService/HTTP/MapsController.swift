@@ -154,7 +154,7 @@ struct MapsController<Context: RequestContext>: Sendable {
     }
 
     private static func optionalActor(_ request: Request) -> Actor? {
-        request.headers[HTTPField.Name(InternalHeaders.actor)!].flatMap(Actor.init(headerValue:))
+        request.headers[.actor].flatMap(Actor.init(headerValue:))
     }
 
     private static func actor(_ request: Request) throws(LocationError) -> Actor {
@@ -164,7 +164,7 @@ struct MapsController<Context: RequestContext>: Sendable {
 
     private static func metadata(_ request: Request, actor: Actor) -> EventMetadata {
         EventMetadata(
-            actor: actor, requestId: request.headers[HTTPField.Name(InternalHeaders.requestID)!], idempotencyKey: nil,
+            actor: actor, requestId: request.headers[.requestID], idempotencyKey: nil,
             userAgent: request.headers[.userAgent], requestHash: nil)
     }
 

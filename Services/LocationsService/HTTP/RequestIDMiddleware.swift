@@ -7,7 +7,7 @@ import OnTheMapShared
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        if let id = request.headers[HTTPField.Name(InternalHeaders.requestID)!], !id.isEmpty, id.utf8.count <= 200 {
+        if let id = request.headers[.requestID], !id.isEmpty, id.utf8.count <= 200 {
             context.logger[metadataKey: "request_id"] = "\(id)"
         }
         return try await next(request, context)
