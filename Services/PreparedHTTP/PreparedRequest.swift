@@ -3,9 +3,13 @@ import NIOCore
 import NIOHTTP1
 import Tracing
 
-/// A request as the answers before the router see it: the method, the target and the headers. The headers
-/// are `HTTPFields`, as the router's and an HTTP/2 stream's are, and as the hop to locations-service takes
-/// them: HTTP/1's parser hands over its own list, converted once here (`init(_ head:peer:)`).
+/// A request as the answers before the router see it: the method, the target and the headers.
+///
+/// Its headers are read by field name (`header(_:)`), and handed on as `HTTPFields` (`headers`), the type
+/// of the router's requests, an HTTP/2 stream's and the hop to locations-service. A request HTTP/1's
+/// parser read keeps the parser's own list and is looked up in it: most requests here are answered from
+/// memory after reading two or three headers, and turning every header into a field first would cost
+/// more than the rest of such an answer.
 public struct PreparedRequest: Sendable {
     public let method: HTTPMethod
     /// Path and query as sent, e.g. `/v1/StudentLocation?limit=100`.
@@ -13,15 +17,30 @@ public struct PreparedRequest: Sendable {
     /// The target up to its `?`, and what follows it (nil without a `?`).
     public let path: Substring
     public let query: Substring?
-    /// `Host` among them (an HTTP/2 request's `:authority`), as a trusted proxy's headers are.
-    public let headers: HTTPFields
     /// The connection's peer: the client, or a proxy in front of it (nil when the door does not know it).
     public let peer: SocketAddress?
+    private let parsed: Parsed
 
+    private enum Parsed: Sendable {
+        /// As HTTP/1's parser made them.
+        case list(HTTPHeaders)
+        case fields(HTTPFields)
+    }
+
+    /// `headers`: `Host` among them (an HTTP/2 request's `:authority`), as a trusted proxy's are.
     public init(method: HTTPMethod = .GET, target: String, headers: HTTPFields, peer: SocketAddress? = nil) {
+        self.init(method: method, target: target, parsed: .fields(headers), peer: peer)
+    }
+
+    /// A request's head as HTTP/1's parser hands it over.
+    public init(_ head: HTTPRequestHead, peer: SocketAddress? = nil) {
+        self.init(method: head.method, target: head.uri, parsed: .list(head.headers), peer: peer)
+    }
+
+    private init(method: HTTPMethod, target: String, parsed: Parsed, peer: SocketAddress?) {
         self.method = method
         self.target = target
-        self.headers = headers
+        self.parsed = parsed
         self.peer = peer
         // By bytes, not Characters: this runs for every request the door before the router sees.
         if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
@@ -33,12 +52,37 @@ public struct PreparedRequest: Sendable {
         }
     }
 
-    /// A request's head as HTTP/1's parser hands it over.
-    public init(_ head: HTTPRequestHead, peer: SocketAddress? = nil) {
-        self.init(method: head.method, target: head.uri, headers: HTTPFields(parsed: head.headers), peer: peer)
+    /// Every header, `Host` among them: for what is passed on (a write forwarded, a stream's client
+    /// address), made from the parser's list when it is asked for.
+    public var headers: HTTPFields {
+        switch parsed {
+        case .list(let list): HTTPFields(parsed: list)
+        case .fields(let fields): fields
+        }
     }
 
-    public func header(_ name: HTTPField.Name) -> String? { headers[name] }
+    /// The value of every line of `name`, joined as `HTTPFields` joins them (`; ` for cookies, `, ` for the
+    /// rest); nil when there is none.
+    public func header(_ name: HTTPField.Name) -> String? {
+        switch parsed {
+        case .fields(let fields):
+            return fields[name]
+        case .list(let list):
+            var found: String?
+            // Names are matched as HTTP matches them, whatever their case: the parser keeps them as sent.
+            for (lineName, value) in list where Self.sameName(lineName, name.canonicalName) {
+                found = found.map { $0 + (name == .cookie ? "; " : ", ") + value } ?? value
+            }
+            return found
+        }
+    }
+
+    /// Whether `name` is `canonical` (lowercase) but for the case of its ASCII letters.
+    private static func sameName(_ name: String, _ canonical: String) -> Bool {
+        name.utf8.elementsEqual(canonical.utf8) { byte, lower in
+            (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == lower
+        }
+    }
 }
 
 extension HTTPFields {

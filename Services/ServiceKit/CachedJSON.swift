@@ -32,7 +32,7 @@ public struct CachedJSON: Sendable {
 
     /// The answer to a request read before the router.
     public func answer(_ request: PreparedRequest) -> PreparedResponse {
-        answer(ifNoneMatch: request.header(.ifNoneMatch), coding: ContentCoding.negotiate(request.acceptEncoding))
+        answer(ifNoneMatch: request.header(.ifNoneMatch), coding: ContentCoding.negotiate(request.header(.acceptEncoding)))
     }
 
     /// The answer to a request the router read.
@@ -75,17 +75,5 @@ public struct CachedJSON: Sendable {
                 PreparedResponse(status: .notModified, headers: [.eTag: tag, .vary: "Accept-Encoding"], body: nil)
             )
         }
-    }
-}
-
-extension PreparedRequest {
-    /// Every `Accept-Encoding` line of the request, as one list (no array made for the usual single line:
-    /// every hot read asks).
-    public var acceptEncoding: String? {
-        var found: String?
-        for field in headers where field.name == .acceptEncoding {
-            found = found.map { $0 + "," + field.value } ?? field.value
-        }
-        return found
     }
 }

@@ -69,7 +69,8 @@ public enum RequestTracing {
         { request in
             guard enabled || AccessLog.enabled else { return answer(request) }
             let record = RequestRecord(
-                method: request.method.rawValue, headers: request.headers, peer: request.peer, trustedCallers: trustedCallers, startingSpan: false)
+                method: request.method.rawValue, caller: CallerHeaders(request.header), peer: request.peer, trustedCallers: trustedCallers,
+                startingSpan: false)
             // Left to the router, which records it in turn.
             guard let (handling, route) = answer(request) else { return nil }
             switch handling {
@@ -95,14 +96,14 @@ public enum RequestTracing {
     }
 
     /// The context a trusted caller's `traceparent` names, or none.
-    static func parentContext(_ headers: HTTPFields, peer: SocketAddress?, trusted: TrustedProxies) -> ServiceContext {
+    static func parentContext(_ caller: CallerHeaders, peer: SocketAddress?, trusted: TrustedProxies) -> ServiceContext {
         guard let address = peer?.ipAddress, trusted.contains(address) else { return .topLevel }
-        return callersContext(headers)
+        return callersContext(caller)
     }
 
-    static func callersContext(_ headers: HTTPFields) -> ServiceContext {
+    static func callersContext(_ caller: CallerHeaders) -> ServiceContext {
         var context = ServiceContext.topLevel
-        InstrumentationSystem.instrument.extract(headers, into: &context, using: HTTPFieldsPropagation())
+        InstrumentationSystem.instrument.extract(caller, into: &context, using: CallerHeaders.Propagation())
         return context
     }
 
@@ -117,7 +118,7 @@ public enum RequestTracing {
         // Ids from the sampler's cheap sequence: they name nothing that is recorded, and must only be valid.
         let (high, low, span) = (TraceSampling.nextRandom() | 1, TraceSampling.nextRandom(), TraceSampling.nextRandom() | 1)
         let hex = { (value: UInt64) in String(value, radix: 16).leftPadded(16) }
-        headers[HTTPFieldsPropagation.traceparent] = "00-\(hex(high))\(hex(low))-\(hex(span))-00"
+        headers[CallerHeaders.traceparent] = "00-\(hex(high))\(hex(low))-\(hex(span))-00"
     }
 
     /// Ends a span with the status its work answered (an error from 500).
@@ -172,7 +173,8 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard RequestTracing.enabled || AccessLog.enabled else { return try await next(request, context) }
         let peer = (context as? any PreparedRequestContext)?.remoteAddress
-        let record = RequestRecord(method: request.method.rawValue, headers: request.headers, peer: peer, trustedCallers: trustedCallers)
+        let record = RequestRecord(
+            method: request.method.rawValue, caller: CallerHeaders { request.headers[$0] }, peer: peer, trustedCallers: trustedCallers)
         do {
             let response = try await ServiceContext.withValue(record.context) { try await next(request, context) }
             record.finish(route: context.route(of: request), status: response.status.code, answerHeaders: response.headers)
@@ -208,14 +210,14 @@ struct RequestRecord: Sendable {
 
     /// `startingSpan`: the span of a kept request starts now (the router's door, whose work follows at
     /// once); else only when `started()` says the request does work.
-    init(method: String, headers: HTTPFields, peer: SocketAddress?, trustedCallers: TrustedProxies?, startingSpan: Bool = true) {
+    init(method: String, caller: CallerHeaders, peer: SocketAddress?, trustedCallers: TrustedProxies?, startingSpan: Bool = true) {
         self.method = method
         if RequestTracing.enabled {
             let parent: ServiceContext
             if let trustedCallers {
-                parent = RequestTracing.parentContext(headers, peer: peer, trusted: trustedCallers)
+                parent = RequestTracing.parentContext(caller, peer: peer, trusted: trustedCallers)
             } else {
-                parent = RequestTracing.callersContext(headers)
+                parent = RequestTracing.callersContext(caller)
             }
             // A caller's decision stands (the gateway's, over the hop); a request of its own is kept by chance.
             let callerDecided = !parent.isEmpty
@@ -228,7 +230,7 @@ struct RequestRecord: Sendable {
         // For the access line alone: not looked up while there is none.
         (requestID, client) =
             AccessLog.enabled
-            ? (headers[.requestID], (trustedCallers ?? .none).clientAddress(peer: peer, headers: headers))
+            ? (caller.requestID, (trustedCallers ?? .none).clientAddress(peer: peer?.ipAddress, forwardedFor: caller.forwardedFor))
             : (nil, nil)
     }
 
@@ -296,13 +298,40 @@ public enum AccessLog {
     }
 }
 
-/// W3C trace headers read from and written to a request's fields.
-struct HTTPFieldsPropagation: Extractor, Injector {
-    static let traceparent = HTTPField.Name("traceparent")!
-
-    func extract(key: String, from carrier: HTTPFields) -> String? { HTTPField.Name(key).flatMap { carrier[$0] } }
+/// W3C trace headers written to a request's fields.
+struct HTTPFieldsPropagation: Injector {
     func inject(_ value: String, forKey key: String, into carrier: inout HTTPFields) {
         if let name = HTTPField.Name(key) { carrier[name] = value }
+    }
+}
+
+/// What a door reads of a request for its trace and its access line, from either door's request.
+struct CallerHeaders {
+    let traceparent: String?
+    let tracestate: String?
+    let requestID: String?
+    /// `X-Forwarded-For`, every line joined.
+    let forwardedFor: [String]
+
+    init(_ header: (HTTPField.Name) -> String?) {
+        traceparent = header(Self.traceparent)
+        tracestate = header(Self.tracestate)
+        requestID = header(.requestID)
+        forwardedFor = header(TrustedProxies.forwardedFor).map { [$0] } ?? []
+    }
+
+    static let traceparent = HTTPField.Name("traceparent")!
+    static let tracestate = HTTPField.Name("tracestate")!
+
+    /// The W3C trace headers read from them.
+    struct Propagation: Extractor {
+        func extract(key: String, from carrier: CallerHeaders) -> String? {
+            switch key {
+            case "traceparent": carrier.traceparent
+            case "tracestate": carrier.tracestate
+            default: nil
+            }
+        }
     }
 }
 

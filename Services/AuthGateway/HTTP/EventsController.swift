@@ -41,12 +41,12 @@ struct EventsController: Sendable {
     func stream(_ request: PreparedRequest) -> PreparedHandling {
         let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
         let resumeFrom = Self.resumePoint(header: request.header(Self.lastEventID), uri: URI(request.target))
-        let requestHeaders = request.headers
+        let forwardedFor = request.header(TrustedProxies.forwardedFor).map { [$0] } ?? []
         var headers = Self.headers
         headers[.requestID] = requestID
         return .stream(
             PreparedStreamOpening(headers: headers) { [feed, locations, trustedProxies, resumeWindow] stream in
-                let address = trustedProxies.clientAddress(peer: stream.remoteAddress, headers: requestHeaders)
+                let address = trustedProxies.clientAddress(peer: stream.remoteAddress?.ipAddress, forwardedFor: forwardedFor)
                 let live = LiveStreamWriter(stream, resumingAfter: resumeFrom, resumeWindow: resumeWindow)
                 // Subscribed before the log is read for what the client missed, so nothing falls between the two.
                 guard let id = feed.subscribe(live, address: address, on: stream.eventLoop) else {

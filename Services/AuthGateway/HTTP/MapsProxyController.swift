@@ -122,7 +122,7 @@ struct MapsProxyController: Sendable {
     private func cachedList(_ request: PreparedRequest, _ parameters: Parameters) -> PreparedResponse? {
         guard LatestListQuery.matches(request.query), let slug = parameters.get("slug") else { return nil }
         let list = feeds.lists.list(for: slug) {
-            guard let token = SessionCookies.token(in: request.headers), case .live(let account) = sessions.cachedLookup(token) else { return nil }
+            guard let token = SessionCookies.token(in: request), case .live(let account) = sessions.cachedLookup(token) else { return nil }
             return account.key
         }
         guard let list else { return nil }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import OnTheMapShared
+import PreparedHTTP
 
 /// Where a request's session comes from (the HttpOnly cookie set at login, or `Authorization: Bearer`),
 /// and the cookies a login sets: host-only, or scoped to `domain` so that every name under it gets them.
@@ -12,7 +13,17 @@ struct SessionCookies: Sendable {
     static let xsrf = "XSRF-TOKEN"
 
     static func token(in headers: HTTPFields) -> SessionToken? {
-        SessionCredentials.sessionID(authorization: headers[.authorization], cookie: Cookies(from: headers[values: .cookie])[session]?.value)
+        token(authorization: headers[.authorization], cookie: headers[.cookie])
+    }
+
+    /// The same, of a request before the router, read without making fields of its headers.
+    static func token(in request: PreparedRequest) -> SessionToken? {
+        token(authorization: request.header(.authorization), cookie: request.header(.cookie))
+    }
+
+    /// `cookie`: every `Cookie` line, joined by `; `.
+    private static func token(authorization: String?, cookie: String?) -> SessionToken? {
+        SessionCredentials.sessionID(authorization: authorization, cookie: Cookies(from: cookie.map { [$0] } ?? [])[session]?.value)
             .map(SessionToken.init)
     }
 
