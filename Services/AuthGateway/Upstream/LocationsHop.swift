@@ -3,9 +3,9 @@ import NIOCore
 import NIOHTTP1
 
 /// Sends one request to locations-service and hands back its answer: the seam between the gateway and
-/// the service behind it. Its headers are `HTTPFields` both ways, as the router's and the door's requests
-/// are; only the wire (`InternalHTTPClient`) speaks NIO's own. `InternalHTTPClient` sends it over kept-alive connections; router-level tests put
-/// locations-service's own router, over pins in memory, behind it instead.
+/// the service behind it. Its headers are `HTTPFields` both ways, as the router's and the door's are.
+/// `InternalHTTPClient` sends it over kept-alive connections (and alone speaks NIO's header list, on the
+/// wire); router-level tests put locations-service's own router, over pins in memory, behind it instead.
 protocol LocationsHop: Sendable {
     /// The answer arrives on `eventLoop` when one is given (a client connection's, when forwarding from it).
     func execute(
