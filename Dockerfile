@@ -22,13 +22,13 @@ COPY Tests Tests
 # Package.swift names every target's folder, the micro-benchmarks' among them, though none is built here.
 COPY bench/micro bench/micro
 # As scripts/lib.sh's RELEASE_BUILD: optimised, the Swift runtime and Foundation linked in, so the runtime
-# stage needs no Swift libraries. The resource bundles (the API document, the gazetteer, the web client)
-# go beside the binaries, where they look for them.
+# stage needs no Swift libraries, and exclusive access checked when compiling only. The resource bundles
+# (the API document, the gazetteer, the web client) go beside the binaries, where they look for them.
 RUN set -e; \
     for product in locations-service auth-gateway onthemap; do \
-        swift build -c release --static-swift-stdlib --product "$product"; \
+        swift build -c release --static-swift-stdlib -Xswiftc -enforce-exclusivity=unchecked --product "$product"; \
     done; \
-    bin=$(swift build -c release --static-swift-stdlib --show-bin-path); \
+    bin=$(swift build -c release --static-swift-stdlib -Xswiftc -enforce-exclusivity=unchecked --show-bin-path); \
     mkdir /out; \
     cp "$bin/locations-service" "$bin/auth-gateway" "$bin/onthemap" /out/; \
     strip /out/*; \
