@@ -69,8 +69,9 @@ public struct PreparedRequest: Sendable {
             return fields[name]
         case .list(let list):
             var found: String?
+            let canonical = name.canonicalName
             // Names are matched as HTTP matches them, whatever their case: the parser keeps them as sent.
-            for (lineName, value) in list where Self.sameName(lineName, name.canonicalName) {
+            for (lineName, value) in list where Self.sameName(lineName, canonical) {
                 found = found.map { $0 + (name == .cookie ? "; " : ", ") + value } ?? value
             }
             return found
@@ -79,9 +80,11 @@ public struct PreparedRequest: Sendable {
 
     /// Whether `name` is `canonical` (lowercase) but for the case of its ASCII letters.
     private static func sameName(_ name: String, _ canonical: String) -> Bool {
-        name.utf8.elementsEqual(canonical.utf8) { byte, lower in
-            (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == lower
-        }
+        // Lengths first: most names differ in theirs, and a native string knows its own.
+        name.utf8.count == canonical.utf8.count
+            && name.utf8.elementsEqual(canonical.utf8) { byte, lower in
+                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == lower
+            }
     }
 }
 
