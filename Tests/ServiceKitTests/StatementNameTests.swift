@@ -1,5 +1,6 @@
-import ServiceKit
 import Testing
+
+@testable import ServiceKit
 
 /// A database statement's span is named by what it does and to which table, never by its values (which
 /// are parameters, not in its text).
@@ -19,5 +20,17 @@ import Testing
     ])
     func aStatementIsNamedByItsCommandAndTable(sql: String, name: String) {
         #expect(RequestTracing.statementName(sql) == name)
+        // Named again from what was kept the first time, the same.
+        #expect(RequestTracing.statementName(sql) == name)
+    }
+
+    /// Past the texts whose names are kept, each is still named, every time.
+    @Test func moreTextsThanAreKeptAreEachNamed() {
+        let texts = (0..<(RequestTracing.namesKept + 50)).map { "DELETE FROM scratch.table_\($0) WHERE key = $1" }
+        for _ in 0..<2 {
+            for (index, text) in texts.enumerated() {
+                #expect(RequestTracing.statementName(text) == "DELETE scratch.table_\(index)")
+            }
+        }
     }
 }
