@@ -139,8 +139,8 @@ public enum RequestTracing {
     ///
     /// Worked out once per statement text: a traced request names each of its statements, and in a profile
     /// of posts at the default sampler, reading their words took 3.4% of locations-service's time, all of
-    /// it in the tenth of the posts that were traced. The services send a few dozen texts; past `namesKept`
-    /// the name is worked out each time.
+    /// it in the tenth of the posts that were traced. Past `namesKept` texts the name is worked out each
+    /// time, so that texts made per call cannot grow the table without end.
     public static func statementName(_ sql: String) -> String {
         if let known = statementNames.withLock({ $0[sql] }) { return known }
         let name = readStatementName(sql)
