@@ -55,6 +55,10 @@ import Testing
             let posted = try await http.send("POST", "/v1/StudentLocation", body: pin, headers: bearer)
             #expect(posted.status == 200, "\(posted.body)")
             let objectId = try #require(posted.body.firstMatch(of: /"objectId":"([^"]+)"/)?.1)
+            // The session is in the gateway's memory now: a second post finds it there.
+            let moved = #"{"mapString":"Washington","mediaURL":"https://navy.example","latitude":38.9,"longitude":-77.0}"#
+            let again = ["Authorization": "Bearer \(session)", "X-Request-ID": "trace-test-cached"]
+            #expect(try await http.send("POST", "/v1/StudentLocation", body: moved, headers: again).status == 200)
             // Through the router's door: the history is not answered before it.
             #expect(
                 try await http.send("GET", "/v1/StudentLocation/\(objectId)/history", headers: ["X-Request-ID": "trace-test-history"]).status == 200)
@@ -75,6 +79,7 @@ import Testing
             }
             #expect(request.parentSpanId.isEmpty, "a public client's request starts its own trace")
             #expect(request.attributes["http.response.status_code"] == .number(200))
+            // Its session was not yet in the gateway's memory: the lookup went to PostgreSQL.
             #expect(child(of: request, "auth-gateway") { $0.name == "session lookup" } != nil, "\(trace.map(\.name))")
             let hop = try #require(child(of: request, "auth-gateway") { $0.kind == Self.client && $0.name == "locations-service POST" })
             #expect(hop.attributes["url.path"] == .string("/v1/StudentLocation"))
@@ -102,6 +107,16 @@ import Testing
                 #expect(access.first?["status"] == "200")
                 #expect(access.first.map { $0["duration_ms"] != nil && $0["client"] != nil && $0["time"] != nil } == true)
             }
+
+            // The second post's trace has its request and its hop, but no span for a session answered from
+            // memory.
+            let lines = gateway.output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+            }
+            let cachedTrace = try #require(lines.first { $0["message"] == "request" && $0["request_id"] == "trace-test-cached" }?["trace_id"])
+            let names = spans.filter { $0.traceId == cachedTrace }.map { "\($0.service) \($0.name)" }
+            #expect(names.contains("auth-gateway POST /v1/StudentLocation") && names.contains("auth-gateway locations-service POST"), "\(names)")
+            #expect(!names.contains("auth-gateway session lookup"), "\(names)")
         }
     }
 }

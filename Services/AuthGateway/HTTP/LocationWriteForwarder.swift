@@ -130,25 +130,22 @@ struct LocationWriteForwarder: Sendable {
     }
 
     /// The session's account, from this replica's cache without leaving the event loop when it holds the
-    /// session (PostgreSQL is asked at most once a minute per session). Traced as "session lookup" under the
-    /// request's trace, when one is recorded.
+    /// session (PostgreSQL is asked at most once a minute per session). Only a lookup that goes to PostgreSQL
+    /// is traced, as "session lookup" under the request's trace when one is recorded: one answered from the
+    /// cache did no work worth a span.
     private func account(for token: SessionToken, context: ServiceContext, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
-        let span = RequestTracing.traces(context) ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
-        let found: EventLoopFuture<Account?>
         switch sessions.cachedLookup(token) {
         case .live(let account):
-            span?.attributes["onthemap.session.cached"] = true
-            found = eventLoop.makeSucceededFuture(account)
+            return eventLoop.makeSucceededFuture(account)
         case .malformed:
-            found = eventLoop.makeSucceededFuture(nil)
+            return eventLoop.makeSucceededFuture(nil)
         case .unknown(let digest):
-            span?.attributes["onthemap.session.cached"] = false
+            let span = RequestTracing.traces(context) ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
             let promise = eventLoop.makePromise(of: Account?.self)
             promise.completeWithTask { try await ServiceContext.withValue(span?.context ?? context) { try await sessions.account(digest: digest) } }
-            found = promise.futureResult
+            guard let span else { return promise.futureResult }
+            return promise.futureResult.always { _ in span.end() }
         }
-        guard let span else { return found }
-        return found.always { _ in span.end() }
     }
 
     /// The service's answer as the client gets it: its status, body and the headers that mean something
