@@ -157,7 +157,17 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         case .passShutdownOn:
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         case .goOn:
-            while let part = state.nextHeld() { perform(state.receive(part), context: context) }
+            var routed = false
+            while let part = state.nextHeld() {
+                let action = state.receive(part)
+                if case .route = action { routed = true }
+                perform(action, context: context)
+            }
+            // The router's side takes what it is passed at the end of a read (NIO's asynchronous channel
+            // delivers its reads at `channelReadComplete`), and these parts were read long before: without
+            // an end of their own they would wait for the client's next bytes, which a pipelining client
+            // does not send until it has its answers.
+            if routed { context.fireChannelReadComplete() }
             if state.resumeReading() { context.read() }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -31,5 +32,15 @@ struct CookielessClient {
         }
         let cookies = HTTPCookie.cookies(withResponseHeaderFields: fields, for: url).reduce(into: [String: String]()) { $0[$1.name] = $1.value }
         return (answer.statusCode, String(decoding: data, as: UTF8.self), cookies)
+    }
+
+    /// Signs a new student up, then in: the session's id.
+    func newStudentSession(email: String, firstName: String, lastName: String) async throws -> String {
+        let account = #"{"email":"\#(email)","password":"correct horse battery","firstName":"\#(firstName)","lastName":"\#(lastName)"}"#
+        let created = try await send("POST", "/v1/accounts", body: account)
+        guard created.status == 201 else { throw HarnessError("sign-up: \(created.status) \(created.body)") }
+        let login = try await send("POST", "/v1/session", body: #"{"udacity":{"username":"\#(email)","password":"correct horse battery"}}"#)
+        guard let id = login.body.firstMatch(of: /"id":"([^"]+)"/)?.1 else { throw HarnessError("login: \(login.status) \(login.body)") }
+        return String(id)
     }
 }

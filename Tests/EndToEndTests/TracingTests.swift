@@ -45,11 +45,7 @@ import Testing
         let settings = receiver.settings(["LOG_FORMAT": "json", "TRACE_SAMPLE_RATIO": "1"])
         try await withSystem(gatewaySettings: settings, locationsSettings: settings) { gateway, locations in
             let http = CookielessClient(port: gateway.port)
-            let account = #"{"email":"grace@example.com","password":"correct horse battery","firstName":"Grace","lastName":"Hopper"}"#
-            #expect(try await http.send("POST", "/v1/accounts", body: account).status == 201)
-            let login = try await http.send(
-                "POST", "/v1/session", body: #"{"udacity":{"username":"grace@example.com","password":"correct horse battery"}}"#)
-            let session = try #require(login.body.firstMatch(of: /"id":"([^"]+)"/)?.1)
+            let session = try await http.newStudentSession(email: "grace@example.com", firstName: "Grace", lastName: "Hopper")
             let bearer = ["Authorization": "Bearer \(session)", "X-Request-ID": "trace-test-post"]
             let pin = #"{"mapString":"Arlington","mediaURL":"https://navy.example","latitude":38.9,"longitude":-77.1}"#
             let posted = try await http.send("POST", "/v1/StudentLocation", body: pin, headers: bearer)
@@ -124,13 +120,10 @@ import Testing
 extension TracingTests {
     /// A student's session, and a pin posted with it, through the gateway at `port`.
     static func postAPin(_ http: CookielessClient, as email: String) async throws -> (status: Int, session: String) {
-        let account = #"{"email":"\#(email)","password":"correct horse battery","firstName":"Mary","lastName":"Jackson"}"#
-        #expect(try await http.send("POST", "/v1/accounts", body: account).status == 201)
-        let login = try await http.send("POST", "/v1/session", body: #"{"udacity":{"username":"\#(email)","password":"correct horse battery"}}"#)
-        let session = try #require(login.body.firstMatch(of: /"id":"([^"]+)"/)?.1)
+        let session = try await http.newStudentSession(email: email, firstName: "Mary", lastName: "Jackson")
         let pin = #"{"mapString":"Hampton","mediaURL":"https://nasa.example","latitude":37.0,"longitude":-76.3}"#
         let posted = try await http.send("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"])
-        return (posted.status, String(session))
+        return (posted.status, session)
     }
 
     @Test(Needs.openTelemetryProto) func withNoShareKeptOnlyAFailureIsExportedAndAsItsRequestsSpanAlone() async throws {

@@ -220,6 +220,35 @@ import Testing
         #expect(echoes.bodies == ["first"])
     }
 
+    /// Passes on the reads it gets only at the end of a read, as NIO's asynchronous channel, the router's
+    /// side of a real connection, hands them to the router.
+    final class DeliveredAtReadsEnd: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = HTTPServerRequestPart
+        var waiting: [NIOAny] = []
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) { waiting.append(data) }
+
+        func channelReadComplete(context: ChannelHandlerContext) {
+            for data in waiting { context.fireChannelRead(data) }
+            waiting.removeAll()
+            context.fireChannelReadComplete()
+        }
+    }
+
+    @Test func aRequestForTheRouterHeldBehindADeferredAnswerReachesItWhenThatAnswerIsWritten() throws {
+        let echoes = Echoes()
+        let channel = try connection(echoes: echoes)
+        try channel.pipeline.syncOperations.addHandler(DeliveredAtReadsEnd())
+        try request(channel, .POST, "/echo", body: ["first"])
+        try request(channel, .GET, "/other")
+        #expect(try routed(channel).isEmpty)
+
+        // The client sends nothing more: it waits for its two answers.
+        echoes.answerNext()
+        #expect(try written(channel).contains("echo:first"))
+        #expect(try routed(channel) == ["GET /other"])
+    }
+
     @Test func aPipelinedRequestWaitsForTheRoutersAnswerBeforeIt() throws {
         let channel = try connection()
         try request(channel, .GET, "/slow")
