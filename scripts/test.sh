@@ -33,9 +33,15 @@ fi
 
 data_dir=$(mktemp -d /tmp/onthemap-test-pg.XXXXXX)
 port=$(free_port)
+# What the tests leave in the temporary folder (the CLI's config homes, the browser's profiles, the sign-in
+# provider's files, hundreds a run) goes into one folder of this run's, removed with it. Open to all as /tmp
+# is: the clusters some tests start run as postgres.
+scratch=$(mktemp -d /tmp/onthemap-test-tmp.XXXXXX)
+chmod 1777 "$scratch"
+export TMPDIR=$scratch
 cleanup() {
     stop_private_postgres "$data_dir"
-    rm -rf "$data_dir" "$data_dir.initdb.log"
+    rm -rf "$data_dir" "$data_dir.initdb.log" "$scratch"
 }
 trap cleanup EXIT
 
