@@ -79,7 +79,7 @@ def run(bench):
         "failures and requests slower than `TRACE_SLOW_MS` 500 as their request's span alone; a cached read from",
         "memory leaves no span) and with every request kept (`TRACE_SAMPLE_RATIO=1`), against the same system",
         f"without it. Reads: wrk, {READ_CONNECTIONS} connections, GET latest-100; POSTs: wrk, {POST_CONNECTIONS} connections,",
-        "`bench/gateway-post.lua` with 8 students' sessions (a traced POST is 5 spans in the gateway, 4 in the service).",
+        "`bench/gateway-post.lua` with 8 students' sessions (a traced POST with a session the gateway holds is 2 spans in the gateway, its request and its hop, and 3 in the service: its request, the group commit and its statement).",
         f"{WARMUP_SECONDS} s of warm-up each, then {ROUNDS} rounds of {LOAD_SECONDS} s, the order flipped each round;",
         "a ratio is the median of each round's ratio. fsync off on both clusters: this measures the CPU",
         f"that tracing takes. Release build; {stamp('Services', 'Shared', 'Package.swift')}.",
