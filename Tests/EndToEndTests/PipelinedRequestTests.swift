@@ -24,10 +24,8 @@ import Testing
                     + "GET /v1/StudentLocation/\(objectId)/history HTTP/1.1\r\n\(host)\r\n"
                     + "GET /openapi.yaml HTTP/1.1\r\n\(host)\r\n"
                     + "GET /v1/StudentLocation HTTP/1.1\r\n\(host)\r\n")
-            let started = ContinuousClock.now
-            // Each waits at most 10 s (the connection's receive timeout) before fewer answers are returned.
+            // Answers that do not come leave the list short once the connection's receive timeout (10 s) has passed.
             #expect(try connection.receiveStatuses(4) == [200, 200, 200, 200])
-            #expect(ContinuousClock.now - started < .seconds(5))
         }
     }
 }
