@@ -45,7 +45,7 @@ func buildApplication(
         server = .http1(serverName: "auth-gateway", counters: counters, logger: logger, limits: configuration.limits, prepared: prepared)
     }
     var app = Application(
-        router: routes.router,
+        responder: routes.responder(),
         server: server,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
         services: services,

@@ -29,7 +29,7 @@ func buildApplication(
     var services: [any Service] = [client, parts.cache, parts.posts, parts.notifier, MemoryReturn()]
     if let exporter = RequestTracing.exporter { services.append(exporter) }
     var app = Application(
-        router: routes.router,
+        responder: routes.responder(),
         server: .http1(
             serverName: "locations-service", counters: counters, logger: logger, limits: configuration.limits,
             // Every request this service serves carries the internal token: its caller's trace is taken.

@@ -110,6 +110,8 @@ struct PreparedRouteResponder<Context: RequestContext>: HTTPResponder {
             }
             return try await deferral.respond(body, eventLoop, connection?.remoteAddress, ServiceContext.current ?? .topLevel).get().response
         case .stream(let opening):
+            // A HEAD gets the stream's head alone, its body empty and of no stated length, as the GET's is.
+            if HeadRequest.isAsked { return Response(status: .ok, headers: opening.headers, body: ResponseBody { _ in }) }
             return try await PreparedStream.routed(
                 opening, on: eventLoop, remoteAddress: connection?.remoteAddress, connectionClosed: connection?.connectionClosed)
         }
@@ -276,9 +278,12 @@ public struct RouteTable: Sendable {
         return (handling, early.name)
     }
 
-    /// The methods routed on `path`, on the pattern that wins for it: what a 405's `Allow` names.
+    /// The methods routed on `path`, on the pattern that wins for it, with HEAD after GET (`HeadAsItsGet`
+    /// answers it): what a 405's `Allow` names.
     public func methods(on path: Substring) -> [HTTPRequest.Method] {
-        trie?.resolve(String(path))?.value.methods ?? []
+        var methods = trie?.resolve(String(path))?.value.methods ?? []
+        if let get = methods.firstIndex(of: .get), !methods.contains(.head) { methods.insert(.head, at: get + 1) }
+        return methods
     }
 }
 

@@ -17,12 +17,12 @@ import Testing
             let wrongMethods: [(HTTPRequest.Method, String, Set<String>)] = [
                 (.patch, "/v1/session", ["POST", "DELETE"]),
                 (.get, "/api/session", ["POST", "DELETE"]),
-                (.put, "/v1/StudentLocation", ["GET", "POST"]),
-                (.post, "/v1/users/12345", ["GET"]),
+                (.put, "/v1/StudentLocation", ["GET", "HEAD", "POST"]),
+                (.post, "/v1/users/12345", ["GET", "HEAD"]),
                 (.delete, "/v1/accounts", ["POST"]),
-                (.post, "/v1/StudentLocation/events", ["GET"]),
-                (.post, "/openapi.yaml", ["GET"]),
-                (.delete, "/", ["GET"]),
+                (.post, "/v1/StudentLocation/events", ["GET", "HEAD"]),
+                (.post, "/openapi.yaml", ["GET", "HEAD"]),
+                (.delete, "/", ["GET", "HEAD"]),
             ]
             for (method, path, methods) in wrongMethods {
                 try await client.execute(uri: path, method: method) { response in
@@ -46,11 +46,11 @@ import Testing
         try await withGatewayRouter { client, _ in
             for root in ["/parse/classes/StudentLocation", "/1/classes/StudentLocation"] {
                 let wrongMethods: [(HTTPRequest.Method, String, Set<String>)] = [
-                    (.patch, root, ["GET", "POST"]),
-                    (.init("TRACE")!, root, ["GET", "POST"]),
-                    (.options, root, ["GET", "POST"]),
-                    (.post, root + "/abc123", ["GET", "PUT", "DELETE"]),
-                    (.patch, root + "/abc123", ["GET", "PUT", "DELETE"]),
+                    (.patch, root, ["GET", "HEAD", "POST"]),
+                    (.init("TRACE")!, root, ["GET", "HEAD", "POST"]),
+                    (.options, root, ["GET", "HEAD", "POST"]),
+                    (.post, root + "/abc123", ["GET", "HEAD", "PUT", "DELETE"]),
+                    (.patch, root + "/abc123", ["GET", "HEAD", "PUT", "DELETE"]),
                 ]
                 for (method, path, methods) in wrongMethods {
                     let reply = try await client.send(method, path)
