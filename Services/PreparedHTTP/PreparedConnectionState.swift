@@ -12,6 +12,8 @@ struct PreparedConnectionState {
     enum Action: Equatable {
         /// Pass this part on to the router.
         case route(HTTPServerRequestPart)
+        /// Tell the client to send the body it announced (`100 Continue`), then pass this head on to the router.
+        case continueAndRoute(HTTPServerRequestPart)
         /// Nothing to do (yet).
         case none
         /// The request is the handler's to answer, under this route name (for its metrics), once its end arrives.
@@ -81,6 +83,14 @@ struct PreparedConnectionState {
             if !head.isKeepAlive, !head.headers[canonicalForm: "Connection"].contains(where: { $0.lowercased() == "close" }) {
                 head.headers.add(name: "Connection", value: "close")
             }
+            // The router sends no `100 Continue`, and a client that announced its body waits for one before
+            // sending it (curl for a second). It is sent here, unless an earlier answer is still owed: the
+            // interim answer would overtake it.
+            if routed.count == 1, head.version == .http1_1,
+                head.headers[canonicalForm: "Expect"].contains(where: { $0.lowercased() == "100-continue" })
+            {
+                return .continueAndRoute(.head(head))
+            }
             return .route(.head(head))
         case (.body, .routing), (.end, .routing):
             return .route(part)
@@ -109,8 +119,7 @@ struct PreparedConnectionState {
     }
 
     /// Whether the handler answers a request, from its head. HTTP/1.0, a connection that ends after this
-    /// response, and a body announced with `Expect: 100-continue` are left to the router, which knows how
-    /// to answer them.
+    /// response, and a body announced with `Expect` are left to the router.
     private func take(_ head: HTTPRequestHead) -> (Reading, route: String)? {
         guard routed.isEmpty, head.version == .http1_1, head.isKeepAlive, !head.headers.contains(name: "Expect") else { return nil }
         let request = PreparedRequest(head, peer: peer)

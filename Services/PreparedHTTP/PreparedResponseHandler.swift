@@ -89,6 +89,9 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         case .route(let part):
             hand(to: .router)
             context.fireChannelRead(wrapInboundOut(part))
+        case .continueAndRoute(let part):
+            (output ?? context).writeAndFlush(NIOAny(context.channel.allocator.buffer(staticString: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
+            perform(.route(part), context: context)
         case .none:
             break
         case .take(let route):

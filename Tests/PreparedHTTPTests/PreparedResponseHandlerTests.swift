@@ -354,9 +354,11 @@ import Testing
         #expect(try written(channel).hasSuffix("\r\n\r\nhello"))
     }
 
-    @Test func anInterimContinueIsPassedOnAsTheRouterWroteIt() throws {
+    @Test func aBodyAnnouncedIsAskedForAndAnInterimContinueOfTheRoutersPassesOn() throws {
         let channel = try connection()
         try request(channel, .POST, "/echo", ["Expect": "100-continue"], body: ["hi"])
+        // Told to send its body as its request arrives; Hummingbird's router sends no interim answer of its own.
+        #expect(try written(channel) == "HTTP/1.1 100 Continue\r\n\r\n")
         try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue)))
         #expect(try written(channel) == "HTTP/1.1 100 Continue\r\n\r\n")
     }

@@ -29,7 +29,8 @@ public final class RawConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads until the peer has sent a whole response (headers plus Content-Length bytes) or closes.
+    /// Reads until the peer has sent a whole response (headers plus Content-Length bytes) or closes. An
+    /// interim answer before it (`100 Continue`, a head alone) is returned with it.
     public func receiveResponse() throws -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -37,13 +38,14 @@ public final class RawConnection: @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count <= 0 { break }
             received += buffer[0..<count]
-            let text = String(decoding: received, as: UTF8.self)
+            var text = Substring(String(decoding: received, as: UTF8.self))
+            while text.hasPrefix("HTTP/1.1 1"), let end = text.range(of: "\r\n\r\n") { text = text[end.upperBound...] }
             if let end = text.range(of: "\r\n\r\n"),
                 let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
                 let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
                 text.utf8.count - text[..<end.upperBound].utf8.count >= length
             {
-                return text
+                return String(decoding: received, as: UTF8.self)
             }
         }
         return String(decoding: received, as: UTF8.self)
