@@ -32,6 +32,8 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     private var forwardedHTTPS = false
     /// The route and start of the request this handler is answering, for `answered`.
     private var taken: (route: String, since: ContinuousClock.Instant)?
+    /// Parts have been passed on to the router since this was last cleared (`write`'s held parts).
+    private var passedToRouter = false
     /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
     /// place when there is none, as in a test's bare channel).
     private var output: ChannelHandlerContext?
@@ -88,6 +90,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         switch action {
         case .route(let part):
             hand(to: .router)
+            passedToRouter = true
             context.fireChannelRead(wrapInboundOut(part))
         case .continueAndRoute(let part):
             (output ?? context).writeAndFlush(NIOAny(context.channel.allocator.buffer(staticString: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
@@ -160,17 +163,13 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         case .passShutdownOn:
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         case .goOn:
-            var routed = false
-            while let part = state.nextHeld() {
-                let action = state.receive(part)
-                if case .route = action { routed = true }
-                perform(action, context: context)
-            }
+            passedToRouter = false
+            while let part = state.nextHeld() { perform(state.receive(part), context: context) }
             // The router's side takes what it is passed at the end of a read (NIO's asynchronous channel
             // delivers its reads at `channelReadComplete`), and these parts were read long before: without
             // an end of their own they would wait for the client's next bytes, which a pipelining client
             // does not send until it has its answers.
-            if routed { context.fireChannelReadComplete() }
+            if passedToRouter { context.fireChannelReadComplete() }
             if state.resumeReading() { context.read() }
         }
     }

@@ -30,7 +30,7 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     /// Reads until the peer has sent a whole response (headers plus Content-Length bytes) or closes. An
-    /// interim answer before it (`100 Continue`, a head alone) is returned with it.
+    /// interim answer before it (`100 Continue`, a head alone) is read past and left out.
     public func receiveResponse() throws -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -45,7 +45,7 @@ public final class RawConnection: @unchecked Sendable {
                 let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
                 text.utf8.count - text[..<end.upperBound].utf8.count >= length
             {
-                return String(decoding: received, as: UTF8.self)
+                return String(text)
             }
         }
         return String(decoding: received, as: UTF8.self)

@@ -40,7 +40,7 @@ func rawExchange(
     }
 }
 
-/// An interim `100 Continue` is skipped.
+/// An interim `100 Continue` is skipped (`RawConnection.receiveResponse`).
 func blockingRawExchange(
     _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String], port: Int, host: String? = nil
 ) throws -> RawAnswer {
@@ -52,11 +52,7 @@ func blockingRawExchange(
     } else {
         try connection.send(request)
     }
-    var text = try connection.receiveResponse()
-    if text.hasPrefix("HTTP/1.1 100"), let end = text.range(of: "\r\n\r\n") {
-        text = String(text[end.upperBound...])
-        if text.isEmpty { text = try connection.receiveResponse() }
-    }
+    let text = try connection.receiveResponse()
     let (head, payload) = try #require(
         text.range(of: "\r\n\r\n").map { (text[..<$0.lowerBound], text[$0.upperBound...]) },
         "\(framing) \(method) \(path): \(text)")
