@@ -205,7 +205,7 @@ import Testing
             let body: [UInt8] =
                 Array(#"{"mapString":""#.utf8) + [0xC3, 0x28, 0xFF] + Array(#"","mediaURL":"https://x.com","latitude":1,"longitude":1}"#.utf8)
             try connection.send(bytes: Array((head + "Content-Length: \(body.count)\r\n\r\n").utf8) + body)
-            let answer = try await blocking { try connection.receiveResponse() }
+            let answer = try await connection.receiveResponse()
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(200))")
             #expect(try await Self.everything(client) == before)
         }
@@ -229,9 +229,9 @@ import Testing
             for attempt in attempts {
                 let connection = try RawConnection(port: client.port!)
                 try connection.send(attempt)
-                let answer = try await blocking { try connection.receiveResponse() }
+                let answer = try await connection.receiveResponse()
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 400"), "\(attempt.prefix(90)): \(answer.prefix(120))")
-                #expect(try await blocking { connection.closedByPeer(within: .seconds(3)) } != nil, "the connection is closed after the refusal")
+                #expect(await connection.closedByPeer(within: .seconds(3)) != nil, "the connection is closed after the refusal")
             }
             #expect(try await Self.everything(client) == before)
         }
@@ -255,7 +255,7 @@ import Testing
                     // A stream that starts is fine too; read only its head.
                     let connection = try RawConnection(port: client.port!)
                     try connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
-                    let head = try await blocking { try connection.receiveHead() }
+                    let head = try await connection.receiveHead()
                     #expect(!head.hasPrefix("HTTP/1.1 5"), "\(head.prefix(60))")
                     continue
                 }

@@ -10,8 +10,13 @@ import Testing
 /// `BASEMAP_TILES`: the gateway reads a PMTiles archive written by the format's own Python writer
 /// (scripts/make-test-pmtiles.py) and serves its tiles as a tile server would, reading only what it needs.
 @Suite struct BasemapTilesTests {
-    /// The archive's tiles to z`maxZoom`, each "z/x/y;" repeated to `bytes` and a little more (the script's rule).
-    static func archive(maxZoom: Int, bytes: Int, tiles: Int? = nil) throws -> URL {
+    /// The archive's tiles to z`maxZoom`, each "z/x/y;" repeated to `bytes` and a little more (the script's rule),
+    /// written by a script waited for on a thread of its own (`blocking`).
+    static func archive(maxZoom: Int, bytes: Int, tiles: Int? = nil) async throws -> URL {
+        try await blocking { try write(maxZoom: maxZoom, bytes: bytes, tiles: tiles) }
+    }
+
+    private static func write(maxZoom: Int, bytes: Int, tiles: Int?) throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tiles-\(UUID().uuidString).pmtiles")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("scripts/make-test-pmtiles.py")
@@ -73,7 +78,7 @@ import Testing
     }
 
     @Test(Needs.pmtiles) func theArchiveGivesEachTileItsBytesAndNothingOutsideItsZoomsOrGrid() async throws {
-        let file = try Self.archive(maxZoom: 3, bytes: 100)
+        let file = try await Self.archive(maxZoom: 3, bytes: 100)
         defer { try? FileManager.default.removeItem(at: file) }
         let archive = try PMTilesArchive(path: file.path)
         #expect(archive.header.tileType == .png && archive.header.minZoom == 0 && archive.header.maxZoom == 3)
@@ -116,7 +121,7 @@ import Testing
     }
 
     @Test(Needs.pmtiles) func theGatewayAnswersATileWithTheArchivesBytesAnd404Outside() async throws {
-        let file = try Self.archive(maxZoom: 2, bytes: 300)
+        let file = try await Self.archive(maxZoom: 2, bytes: 300)
         defer { try? FileManager.default.removeItem(at: file) }
         let archive = try PMTilesArchive(path: file.path)
         try await WebClientTests.withWebGateway(configure: { $0.basemapTiles = archive }) { client in
@@ -152,7 +157,7 @@ import Testing
             #expect(status == .ok)
             #expect(headers[.cacheControl] == WebAsset.keptAWeek)
             #expect(headers[.contentEncoding] == "gzip")
-            let world = try JSONSerialization.jsonObject(with: Data(try gunzipWithTheTool(body))) as? [String: Any]
+            let world = try JSONSerialization.jsonObject(with: Data(try await gunzipWithTheTool(body))) as? [String: Any]
             let kinds = Set((world?["features"] as? [[String: Any]] ?? []).compactMap { ($0["properties"] as? [String: Any])?["kind"] as? String })
             #expect(kinds == ["land", "lake", "border", "label"])
             #expect(try await WebClientTests.fetch(client, "/web/app.css").1[.cacheControl] == "no-cache")
@@ -162,7 +167,7 @@ import Testing
     /// A 50 MB archive with leaf directories, every tile read: the gateway's memory grows by its small cache
     /// of directories, not by what it read.
     @Test(Needs.pmtiles) func servingALargeArchiveKeepsMemoryFlat() async throws {
-        let file = try Self.archive(maxZoom: 9, bytes: 2048, tiles: 20_000)
+        let file = try await Self.archive(maxZoom: 9, bytes: 2048, tiles: 20_000)
         defer { try? FileManager.default.removeItem(at: file) }
         let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
         #expect(size > 45_000_000)

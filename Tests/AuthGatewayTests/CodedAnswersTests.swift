@@ -45,7 +45,7 @@ import Testing
                     #expect(headers[.contentEncoding] == coding.rawValue, "\(path) \(asked)")
                     #expect(headers[.vary] == "Accept-Encoding", "\(path) \(asked)")
                     #expect(body.count < plain.count, "\(path) \(asked)")
-                    let decoded = coding == .gzip ? try gunzipWithTheTool(body) : try Brotli.decompress(body, limit: 1 << 24)
+                    let decoded = coding == .gzip ? try await gunzipWithTheTool(body) : try Brotli.decompress(body, limit: 1 << 24)
                     #expect(decoded == plain, "\(path) \(asked): decodes to other bytes than the plain answer")
                     #expect(headers[.contentType] == plainHeaders[.contentType], "\(path) \(asked)")
                     guard let plainTag = plainHeaders[.eTag] else { continue }

@@ -21,7 +21,7 @@ extension TimedGatewayTests {
                     _ = try await first.postPin(as: student)
                     _ = try await second.postPin(as: student)
 
-                    let disabled = try operatorAccounts(
+                    let disabled = try await operatorAccounts(
                         ["disable", " Disabled@Example.COM", "--reason", "spam", "--operator", "ops"], on: fixture.database)
                     #expect(disabled.status == 0)
                     #expect(
@@ -53,18 +53,18 @@ extension TimedGatewayTests {
                         .post, "/v1/accounts", body: #"{"email":"disabled@example.com","password":"another password","firstName":"A","lastName":"B"}"#
                     )
                     #expect(again.status == .conflict)
-                    #expect(try operatorAccounts(["disable", "disabled@example.com", "--operator", "ops"], on: fixture.database).status == 1)
+                    #expect(try await operatorAccounts(["disable", "disabled@example.com", "--operator", "ops"], on: fixture.database).status == 1)
 
-                    let enabled = try operatorAccounts(["enable", "disabled@example.com"], on: fixture.database)
+                    let enabled = try await operatorAccounts(["enable", "disabled@example.com"], on: fixture.database)
                     #expect(enabled.status == 0)
                     #expect(enabled.output == "enabled account \(student.key) (disabled@example.com): it can log in again\n")
                     let back = try await second.logIn(student)
                     _ = try await first.postPin(as: back)
                     #expect(try await first.send(.delete, "/v1/StudentLocation/none", headers: [student.bearer]).status == .unauthorized)
-                    let twice = try operatorAccounts(["enable", "disabled@example.com"], on: fixture.database)
+                    let twice = try await operatorAccounts(["enable", "disabled@example.com"], on: fixture.database)
                     #expect(twice.status == 1)
                     #expect(twice.output == "auth-gateway: account \(student.key) (disabled@example.com) is not disabled\n")
-                    let nobody = try operatorAccounts(["disable", "nobody@example.com", "--operator", "ops"], on: fixture.database)
+                    let nobody = try await operatorAccounts(["disable", "nobody@example.com", "--operator", "ops"], on: fixture.database)
                     #expect(nobody.output == "auth-gateway: no account has the address nobody@example.com\n")
                 }
             }

@@ -169,7 +169,7 @@ import Testing
         try await FakeFacebookGraph.withServer { url in
             try await withGateway(configure: { $0.facebook = Self.settings(graph: url) }) { client, fixture in
                 let (key, bearer) = try Self.session(of: try await Self.logIn(client, FakeFacebookGraph.Token.grace))
-                let disabled = try operatorAccounts(
+                let disabled = try await operatorAccounts(
                     ["disable", "grace@facebook.example", "--operator", "ops"], on: fixture.database)
                 #expect(disabled.status == 0, "\(disabled.output)")
                 let refused = try await Self.logIn(client, FakeFacebookGraph.Token.grace)
@@ -182,7 +182,7 @@ import Testing
                 }
                 #expect(wrote != nil, "the disabled account's session ended")
 
-                #expect(try operatorAccounts(["enable", "grace@facebook.example"], on: fixture.database).status == 0)
+                #expect(try await operatorAccounts(["enable", "grace@facebook.example"], on: fixture.database).status == 0)
                 let (back, backBearer) = try Self.session(of: try await Self.logIn(client, FakeFacebookGraph.Token.grace))
                 #expect(back == key)
                 #expect(try await client.send(.delete, "/v1/accounts/me", headers: [backBearer]).status == .ok)

@@ -73,7 +73,7 @@ extension TimedGatewayTests {
         try await withGateway { client, fixture in
             let student = try await client.signedUpAndLoggedIn("down@example.com")
             let port = try #require(client.port)
-            let ready = try ServiceProcess.healthCheck("auth-gateway", port: port)
+            let ready = try await ServiceProcess.healthCheck("auth-gateway", port: port)
             #expect(ready.status == 0 && ready.output == "auth-gateway on 127.0.0.1:\(port) is ready\n", "\(ready)")
             fixture.locations.terminate()
             _ = await fixture.locations.waitForExit(timeout: .seconds(10))
@@ -88,7 +88,7 @@ extension TimedGatewayTests {
                 #expect(ContinuousClock.now - started < .seconds(2))
             }
             #expect(try await client.send(.get, "/readyz").status == .serviceUnavailable)
-            let down = try ServiceProcess.healthCheck("auth-gateway", port: port)
+            let down = try await ServiceProcess.healthCheck("auth-gateway", port: port)
             #expect(down.status == 1)
             #expect(
                 down.output == "auth-gateway on 127.0.0.1:\(port) is not ready: HTTP/1.1 503 Service Unavailable "

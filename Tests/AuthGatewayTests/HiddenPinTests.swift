@@ -10,8 +10,8 @@ import Testing
 /// A pin an operator hides (`locations-service moderate hide`) leaves every open map and the list, and
 /// comes back when unhidden.
 @Suite struct HiddenPinTests {
-    static func moderate(_ arguments: [String], on fixture: GatewayFixture) throws -> (status: Int32, output: String) {
-        try ServiceProcess.command(
+    static func moderate(_ arguments: [String], on fixture: GatewayFixture) async throws -> (status: Int32, output: String) {
+        try await ServiceProcess.command(
             "locations-service", ["moderate"] + arguments + ["--operator", "ops"],
             environment: ["DATABASE_URL": fixture.database.url, "LOG_LEVEL": "warning"])
     }
@@ -69,7 +69,7 @@ import Testing
             let existed = Timestamp.now()
             #expect(try await Self.everyRead(of: id, at: existed, client).values.contains { $0.contains(secret) })
 
-            #expect(try Self.moderate(["hide", id, "--reason", "a home address"], on: fixture).status == 0)
+            #expect(try await Self.moderate(["hide", id, "--reason", "a home address"], on: fixture).status == 0)
             let hide = try #require(try await Self.next("LocationHidden", on: watching)["id"])
             #expect(try await waitFor(within: .seconds(2)) { try await !Self.listed(client).contains(id) } != nil)
             for (route, body) in try await Self.everyRead(of: id, at: existed, client) {
@@ -82,7 +82,7 @@ import Testing
             }
             #expect(try await Self.resumed(client.port!, after: "0-0", through: hide).first?["id"] == firstID)
 
-            #expect(try Self.moderate(["unhide", id], on: fixture).status == 0)
+            #expect(try await Self.moderate(["unhide", id], on: fixture).status == 0)
             let unhide = try #require(try await Self.next("LocationUnhidden", on: watching)["id"])
             #expect(try await waitFor(within: .seconds(2)) { try await Self.listed(client).contains(id) } != nil)
             // Its history too: the post's entry carries the pin as posted.
@@ -103,8 +103,8 @@ import Testing
             let newer = try await client.postPin(as: student, mapString: "Newer")
             let before = try await client.pins()
             #expect(before.compactMap { $0["objectId"] as? String } == [newer, older])
-            #expect(try Self.moderate(["hide", older, "--reason", "spam"], on: fixture).status == 0)
-            #expect(try Self.moderate(["unhide", older], on: fixture).status == 0)
+            #expect(try await Self.moderate(["hide", older, "--reason", "spam"], on: fixture).status == 0)
+            #expect(try await Self.moderate(["unhide", older], on: fixture).status == 0)
             var after: [[String: Any]] = []
             let back = try await waitFor(within: .seconds(2)) {
                 after = try await client.pins()
@@ -126,7 +126,7 @@ extension TimedGatewayTests {
             #expect(try await HiddenPinTests.listed(client) == [id, kept] as Set)
             let browsers = [try await LiveStreamTests.open(client.port!), try await LiveStreamTests.open(client.port!)]
 
-            let hide = try HiddenPinTests.moderate(["hide", id, "--reason", "spam link"], on: fixture)
+            let hide = try await HiddenPinTests.moderate(["hide", id, "--reason", "spam link"], on: fixture)
             #expect(hide.status == 0, "\(hide.output)")
             let hidden = ContinuousClock.now
             for browser in browsers {
@@ -141,7 +141,7 @@ extension TimedGatewayTests {
             #expect(moved.status == .notFound)
             #expect(moved.body == #"{"code":101,"error":"Object not found."}"#)
 
-            let unhide = try HiddenPinTests.moderate(["unhide", id], on: fixture)
+            let unhide = try await HiddenPinTests.moderate(["unhide", id], on: fixture)
             #expect(unhide.status == 0, "\(unhide.output)")
             let unhidden = ContinuousClock.now
             for browser in browsers {

@@ -23,7 +23,7 @@ import Testing
     static func openStream(_ port: Int, forwardedFor: String? = nil) async throws -> (RawConnection, String) {
         let connection = try RawConnection(port: port)
         try connection.send(streamRequest(forwardedFor: forwardedFor))
-        return (connection, try await blocking { try connection.receiveHead() })
+        return (connection, try await connection.receiveHead())
     }
 
     static func waitForOpenStreams(_ expected: Int, _ client: any TestClientProtocol, within limit: Duration) async throws -> Duration? {

@@ -194,7 +194,7 @@ import Testing
             for minor in [1, 0] {
                 let connection = try RawConnection(port: port)
                 try connection.send("GET /v1/StudentLocation/events HTTP/1.\(minor)\r\nHost: x\r\nX-Request-ID: live-\(minor)\r\n\r\n")
-                streams.append((minor, connection, try await blocking { try connection.receiveHead() }))
+                streams.append((minor, connection, try await connection.receiveHead()))
             }
             let after = try await answeredByDoor(client)
             // The first read of /metrics is one more answer through the router.
@@ -210,7 +210,7 @@ import Testing
 
             let id = try await client.postPin(as: student, mapString: "Two Doors")
             for (minor, connection, _) in streams {
-                let received = try await blocking { try connection.receive(until: "\"objectId\":\"\(id)\"") }
+                let received = try await connection.receive(until: "\"objectId\":\"\(id)\"")
                 #expect(received.contains(": connected\n\n"), "HTTP/1.\(minor): \(received)")
                 #expect(received.contains("event: LocationPosted\ndata: {"), "HTTP/1.\(minor): \(received)")
                 #expect(received.contains("\"mapString\":\"Two Doors\""), "HTTP/1.\(minor): \(received)")

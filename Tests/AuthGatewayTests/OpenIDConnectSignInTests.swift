@@ -237,7 +237,7 @@ import Testing
             let before = SignInBrowser(gateway: client)
             try await before.signIn(username: "alice", password: "wonderland-9")
             #expect(before.cookie(SessionCookies.session) != nil)
-            let newKey = try provider.rotateKeys()
+            let newKey = try await provider.rotateKeys()
             #expect(!newKey.isEmpty)
             let after = SignInBrowser(gateway: client)
             try await after.signIn(username: "bob", password: "builder-77")

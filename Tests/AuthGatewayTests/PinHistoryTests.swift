@@ -66,10 +66,10 @@ import Testing
         try await withGateway { client, fixture in
             let student = try await client.signedUpAndLoggedIn("hidden-history@example.com")
             let id = try await client.postPin(as: student, mapString: "Accra, Ghana")
-            #expect(try HiddenPinTests.moderate(["hide", id, "--reason", "spam link"], on: fixture).status == 0)
+            #expect(try await HiddenPinTests.moderate(["hide", id, "--reason", "spam link"], on: fixture).status == 0)
             let hidden = try await Self.history(client, id)
             #expect(hidden.status == .notFound && hidden.body == #"{"code":101,"error":"Object not found."}"#, "\(hidden.body)")
-            #expect(try HiddenPinTests.moderate(["unhide", id], on: fixture).status == 0)
+            #expect(try await HiddenPinTests.moderate(["unhide", id], on: fixture).status == 0)
             let shown = try await Self.history(client, id)
             #expect(shown.entries.map { $0["event"] as? String } == ["posted", "hidden", "unhidden"], "\(shown.body)")
             #expect(!shown.body.contains("spam"), "the operator's reason is not public")

@@ -17,9 +17,9 @@ import Testing
                 "POST /v1/StudentLocation HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(session)\r\n"
                     + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: \(pin.utf8.count)\r\n\r\n")
             // Without the interim answer this read waits out the connection's 10 s receive timeout and has nothing.
-            #expect(try connection.receiveHead() == "HTTP/1.1 100 Continue\r\n\r\n")
+            #expect(try await connection.receiveHead() == "HTTP/1.1 100 Continue\r\n\r\n")
             try connection.send(pin)
-            let answer = try connection.receiveResponse()
+            let answer = try await connection.receiveResponse()
             #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.contains(#""objectId":"#), "\(answer)")
         }
     }

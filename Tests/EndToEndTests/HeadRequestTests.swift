@@ -29,10 +29,10 @@ import Testing
                 let connection = try RawConnection(port: service.port)
                 defer { connection.close() }
                 try connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(extra)\r\n")
-                let whole = try connection.receiveResponse()
+                let whole = try await connection.receiveResponse()
                 let get = Self.fields(String(whole[..<(whole.range(of: "\r\n\r\n")?.upperBound ?? whole.endIndex)]))
                 try connection.send("HEAD \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(extra)\r\n")
-                let head = Self.fields(try connection.receiveHead())
+                let head = Self.fields(try await connection.receiveHead())
                 #expect(head.status == get.status, "\(path)")
                 // All but the request's own id, and `Vary`: the router (which answers a HEAD) names
                 // `Accept-Encoding` on every read it answers, the door before it (the GET of a small list)
@@ -41,7 +41,7 @@ import Testing
                 #expect(head.headers.filter { !Self.perDoor.contains($0.key) } == expected, "\(path)")
                 // Nothing of the GET's body followed the head: the next answer on the connection is whole.
                 try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                #expect(try connection.receiveResponse().hasPrefix("HTTP/1.1 200 OK\r\n"), "after HEAD \(path)")
+                #expect(try await connection.receiveResponse().hasPrefix("HTTP/1.1 200 OK\r\n"), "after HEAD \(path)")
             }
         }
     }
@@ -51,17 +51,17 @@ import Testing
             let connection = try RawConnection(port: gateway.port)
             defer { connection.close() }
             try connection.send("HEAD /v1/StudentLocation HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            let tag = try #require(Self.fields(try connection.receiveHead()).headers["etag"])
+            let tag = try #require(Self.fields(try await connection.receiveHead()).headers["etag"])
             try connection.send("HEAD /v1/StudentLocation HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \(tag)\r\n\r\n")
-            #expect(Self.fields(try connection.receiveHead()).status == "HTTP/1.1 304 Not Modified")
+            #expect(Self.fields(try await connection.receiveHead()).status == "HTTP/1.1 304 Not Modified")
 
             try connection.send("HEAD /v1/StudentLocation/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            let stream = Self.fields(try connection.receiveHead())
+            let stream = Self.fields(try await connection.receiveHead())
             #expect(stream.status == "HTTP/1.1 200 OK")
             #expect(stream.headers["content-type"]?.hasPrefix("text/event-stream") == true, "\(stream.headers)")
             // No stream holds the connection: its next request is answered, and nothing came before that answer.
             try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            #expect(try connection.receiveResponse().hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(try await connection.receiveResponse().hasPrefix("HTTP/1.1 200 OK\r\n"))
         }
     }
 }

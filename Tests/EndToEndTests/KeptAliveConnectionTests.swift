@@ -30,13 +30,13 @@ import Testing
 
     /// Sends `request` `count` times on `connection`, pipelined 200 at a time as a busy proxy may send
     /// them, and returns the statuses of the answers.
-    func exchange(_ request: String, _ count: Int, on connection: RawConnection) throws -> [Int] {
+    func exchange(_ request: String, _ count: Int, on connection: RawConnection) async throws -> [Int] {
         var statuses: [Int] = []
         statuses.reserveCapacity(count)
         while statuses.count < count {
             let batch = min(200, count - statuses.count)
             try connection.send(String(repeating: request, count: batch))
-            let answered = try connection.receiveStatuses(batch)
+            let answered = try await connection.receiveStatuses(batch)
             statuses += answered
             guard answered.count == batch else { break }
         }
@@ -44,22 +44,22 @@ import Testing
     }
 
     /// A stream held open from the test's address, so that the next ones are refused (one a client).
-    func holdStream(on gateway: ServiceProcess) throws -> RawConnection {
+    func holdStream(on gateway: ServiceProcess) async throws -> RawConnection {
         let stream = try RawConnection(port: gateway.port)
         try stream.send("GET /v1/StudentLocation/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        _ = try stream.receiveHead()
+        _ = try await stream.receiveHead()
         return stream
     }
 
     @Test func everyKindOfAnswerLeavesAKeptAliveConnectionAsSmallAsItWas() async throws {
         try await withSystem(gatewaySettings: ["MAX_STREAMS_PER_CLIENT": "1"]) { gateway, locations in
-            try expectFlatMemory(gateway: gateway, locations: locations)
+            try await expectFlatMemory(gateway: gateway, locations: locations)
         }
     }
 
     /// Each kind of answer `answers` times on a connection of its own, and what each service grew by meanwhile.
-    func expectFlatMemory(gateway: ServiceProcess, locations: ServiceProcess) throws {
-        let stream = try holdStream(on: gateway)
+    func expectFlatMemory(gateway: ServiceProcess, locations: ServiceProcess) async throws {
+        let stream = try await holdStream(on: gateway)
         defer { stream.close() }
 
         let token = "Authorization: Bearer \(TestDatabase.internalToken)\r\n"
@@ -86,9 +86,9 @@ import Testing
             let connection = try RawConnection(port: kind.service.port)
             open.append(connection)
             // Warmed up first: the first answers fill caches that then stay as they are.
-            #expect(try exchange(kind.request, 2_000, on: connection).allSatisfy { $0 == kind.status }, "\(kind)")
+            #expect(try await exchange(kind.request, 2_000, on: connection).allSatisfy { $0 == kind.status }, "\(kind)")
             let before = try anonymousMemory(kind.service)
-            let statuses = try exchange(kind.request, Self.answers, on: connection)
+            let statuses = try await exchange(kind.request, Self.answers, on: connection)
             let grown = try anonymousMemory(kind.service) - before
             #expect(statuses.count == Self.answers && statuses.allSatisfy { $0 == kind.status }, "\(kind): \(Set(statuses))")
             #expect(grown < Self.bound, "\(kind): \(grown) bytes more after \(Self.answers) answers on one connection")
@@ -100,14 +100,14 @@ import Testing
             let connection = try RawConnection(port: gateway.port)
             defer { connection.close() }
             try connection.send("GET /v1/StudentLocation HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            #expect(try connection.receiveResponse().hasSuffix(#"{"results":[]}"#))
+            #expect(try await connection.receiveResponse().hasSuffix(#"{"results":[]}"#))
             // A HEAD gets its head alone (the router answers it as its GET, with a length, and none of that
             // body is sent), and the GET after it gets its whole answer.
             try connection.send("HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            let head = try connection.receiveHead()
+            let head = try await connection.receiveHead()
             #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.contains("\r\nContent-Length: "), "\(head)")
             try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            let whole = try connection.receiveResponse()
+            let whole = try await connection.receiveResponse()
             #expect(whole.hasPrefix("HTTP/1.1 200 OK\r\n") && whole.hasSuffix("}"), "\(whole)")
         }
     }

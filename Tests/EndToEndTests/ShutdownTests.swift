@@ -13,16 +13,16 @@ import Testing
             for minor in [1, 0] {
                 let connection = try RawConnection(port: gateway.port)
                 try connection.send("GET /v1/StudentLocation/events HTTP/1.\(minor)\r\nHost: x\r\n\r\n")
-                let head = try await blocking { try connection.receive(until: ": connected\n\n") }
+                let head = try await connection.receive(until: ": connected\n\n")
                 #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"), "HTTP/1.\(minor): \(head)")
                 streams.append((minor, connection))
             }
             gateway.process.terminate()
             let (_, chunked) = streams[0]
-            let end = try await blocking { try chunked.receive(until: "0\r\n\r\n") }
+            let end = try await chunked.receive(until: "0\r\n\r\n")
             #expect(end.hasSuffix("0\r\n\r\n"), "the stream's last chunk: \(end)")
             for (minor, connection) in streams {
-                let closed = try await blocking { connection.closedByPeer(within: .seconds(5)) }
+                let closed = await connection.closedByPeer(within: .seconds(5))
                 #expect(closed != nil, "HTTP/1.\(minor): the gateway closes the connection")
             }
             // It took 21 ms here; a live feed that waited out its long poll to locations-service took 4.9 s.

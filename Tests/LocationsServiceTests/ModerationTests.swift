@@ -10,8 +10,8 @@ import Testing
 /// An operator hides a pin and brings it back: `locations-service moderate`, as events in the log.
 @Suite struct ModerationTests {
     /// `locations-service moderate ARGUMENTS…` on `database`, as an operator runs it beside the service.
-    static func moderate(_ arguments: [String], on database: TestDatabase) throws -> (status: Int32, output: String) {
-        try ServiceProcess.command(
+    static func moderate(_ arguments: [String], on database: TestDatabase) async throws -> (status: Int32, output: String) {
+        try await ServiceProcess.command(
             "locations-service", ["moderate"] + arguments, environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "warning"])
     }
 
@@ -32,21 +32,21 @@ import Testing
                 return (kept, deleted)
             }
         }
-        let notHidden = try Self.moderate(["unhide", kept.rawValue, "--operator", "ops"], on: database)
+        let notHidden = try await Self.moderate(["unhide", kept.rawValue, "--operator", "ops"], on: database)
         #expect(notHidden.status == 1)
         #expect(notHidden.output == "locations-service: pin \(kept) is not hidden\n")
-        #expect(try Self.moderate(["hide", kept.rawValue, "--reason", "abuse", "--operator", "ops"], on: database).status == 0)
-        let twice = try Self.moderate(["hide", kept.rawValue, "--reason", "abuse", "--operator", "ops"], on: database)
+        #expect(try await Self.moderate(["hide", kept.rawValue, "--reason", "abuse", "--operator", "ops"], on: database).status == 0)
+        let twice = try await Self.moderate(["hide", kept.rawValue, "--reason", "abuse", "--operator", "ops"], on: database)
         #expect(twice.status == 1)
         #expect(twice.output == "locations-service: pin \(kept) is hidden already; `moderate unhide \(kept)` brings it back\n")
         for arguments in [["hide", deleted.rawValue, "--reason", "abuse"], ["unhide", deleted.rawValue]] {
-            let refused = try Self.moderate(arguments + ["--operator", "ops"], on: database)
+            let refused = try await Self.moderate(arguments + ["--operator", "ops"], on: database)
             #expect(refused.status == 1)
             #expect(refused.output == "locations-service: pin \(deleted) was deleted by its owner; there is nothing to hide or bring back\n")
         }
-        let unknown = try Self.moderate(["unhide", "ZZZZZZZZZZ", "--operator", "ops"], on: database)
+        let unknown = try await Self.moderate(["unhide", "ZZZZZZZZZZ", "--operator", "ops"], on: database)
         #expect(unknown.output == "locations-service: no pin ZZZZZZZZZZ was ever posted\n")
-        let blank = try Self.moderate(["hide", kept.rawValue, "--reason", " ", "--operator", "ops"], on: database)
+        let blank = try await Self.moderate(["hide", kept.rawValue, "--reason", " ", "--operator", "ops"], on: database)
         #expect(blank.status == 1)
         #expect(blank.output == "locations-service: say why with --reason; it is kept in the log\n")
         let events = try await database.withClient { try await LocationCommandsHarness.eventTotal($0) }
@@ -86,7 +86,7 @@ extension ProcessTests {
             #expect(Set(before.compactMap { $0["objectId"] as? String }) == [other, id])
 
             // The command runs in a process of its own; the service hears of it as of any append.
-            let hidden = try ModerationTests.moderate(["hide", id, "--reason", "spam link", "--operator", "ops"], on: database)
+            let hidden = try await ModerationTests.moderate(["hide", id, "--reason", "spam link", "--operator", "ops"], on: database)
             #expect(hidden.status == 0)
             #expect(hidden.output == "hid pin \(id) of \(TestActors.jarrod.key): spam link\n")
             let gone = try await waitFor(within: .seconds(1)) { try await client.list().compactMap { $0["objectId"] as? String } == [other] }
@@ -102,7 +102,7 @@ extension ProcessTests {
             var verified = try await ModerationTests.verify(database)
             #expect(verified.differenceCount == 0, "\(verified.differences.joined(separator: "\n"))")
 
-            let unhidden = try ModerationTests.moderate(["unhide", id, "--operator", "ops"], on: database)
+            let unhidden = try await ModerationTests.moderate(["unhide", id, "--operator", "ops"], on: database)
             #expect(unhidden.status == 0)
             #expect(unhidden.output == "unhid pin \(id) of \(TestActors.jarrod.key): back on the map\n")
             let back = try await waitFor(within: .seconds(1)) {

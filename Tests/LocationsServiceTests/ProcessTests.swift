@@ -70,7 +70,7 @@ import Testing
         #expect(await service.output(contains: "Signal caught. Shutting down the group."), "\(service.output)")
         #expect(service.process.isRunning, "the service must wait for the request it is reading")
         try connection.send(String(TestPin.json[split...]))
-        let reply = try connection.receiveResponse()
+        let reply = try await connection.receiveResponse()
         #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
         #expect(reply.contains("\"objectId\":"))
         let status = await service.waitForExit(timeout: .seconds(10))
@@ -94,7 +94,7 @@ import Testing
         #expect(await service.output(contains: "after=\(cursor)&wait=30"), "\(service.output)")
         let stopped = ContinuousClock.now
         service.terminate()
-        let reply = try await blocking { try connection.receiveResponse() }
+        let reply = try await connection.receiveResponse()
         #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
         #expect(reply.hasSuffix(#"{"events":[],"cursor":"\#(cursor)"}"#), "\(reply)")
         let status = await service.waitForExit(timeout: .seconds(10))
@@ -113,7 +113,7 @@ import Testing
         let service = try ServiceProcess(locationsOn: viaProxy.string!)
         try await service.waitUntilReady()
         #expect(try await service.request("POST", "/v1/StudentLocation", body: TestPin.json, headers: Self.actorHeader).0 == 200)
-        let ready = try ServiceProcess.healthCheck("locations-service", port: service.port)
+        let ready = try await ServiceProcess.healthCheck("locations-service", port: service.port)
         #expect(ready.status == 0 && ready.output == "locations-service on 127.0.0.1:\(service.port) is ready\n", "\(ready)")
 
         await proxy.cut()
@@ -130,7 +130,7 @@ import Testing
         }
         #expect(try await service.get("/readyz", token: false).0 == 503)
         // What a container's health check sees: not ready, and why.
-        let down = try ServiceProcess.healthCheck("locations-service", port: service.port)
+        let down = try await ServiceProcess.healthCheck("locations-service", port: service.port)
         #expect(down.status == 1, "\(down)")
         #expect(down.output.hasPrefix("locations-service on 127.0.0.1:\(service.port) is not ready: HTTP/1.1 503 Service Unavailable"), "\(down)")
         #expect(down.output.contains(#""status":"unavailable""#) && down.output.hasSuffix("}\n"), "\(down)")
@@ -149,9 +149,9 @@ import Testing
         await proxy.cut()
     }
 
-    @Test func theHealthCheckOfAPortNobodyListensOnSaysSoAndFails() throws {
+    @Test func theHealthCheckOfAPortNobodyListensOnSaysSoAndFails() async throws {
         let port = freePort()
-        let answer = try ServiceProcess.healthCheck("locations-service", port: port)
+        let answer = try await ServiceProcess.healthCheck("locations-service", port: port)
         #expect(answer.status == 1)
         #expect(answer.output == "locations-service on 127.0.0.1:\(port) is not ready: cannot connect: Connection refused\n")
     }

@@ -53,7 +53,7 @@ import Testing
         try await withLiveService(configure: Self.shortLimits) { client, _ in
             let idle = try RawConnection(port: client.port!)
             try await Self.expectServedPromptly(client)
-            let closedAfter = try await blocking { idle.closedByPeer(within: .seconds(5)) }
+            let closedAfter = await idle.closedByPeer(within: .seconds(5))
             #expect(closedAfter != nil, "still open after 5 s")
             #expect((closedAfter ?? .zero) > .milliseconds(1_500), "closed before the idle timeout: \(String(describing: closedAfter))")
         }
@@ -65,7 +65,7 @@ import Testing
             // Twelve requests over about 3.6 s on one connection: longer than the idle timeout, never idle.
             for _ in 0..<12 {
                 try connection.send(Self.listRequest)
-                let answer = try await blocking { try connection.receiveResponse() }
+                let answer = try await connection.receiveResponse()
                 #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
                 // real time: the server's idle timeout runs on its own clock, which a test cannot drive.
                 try await Task.sleep(for: .milliseconds(300))
@@ -82,24 +82,24 @@ import Testing
             var held = try (0..<5).map { _ in try RawConnection(port: port) }
             for connection in held {
                 try connection.send(Self.listRequest)
-                #expect(try await blocking { try connection.receiveResponse() }.hasPrefix("HTTP/1.1 200 OK"))
+                #expect(try await connection.receiveResponse().hasPrefix("HTTP/1.1 200 OK"))
             }
             let refused = try RawConnection(port: port)
             try refused.send(Self.listRequest)
-            let answer = try await blocking { try refused.receiveResponse() }
+            let answer = try await refused.receiveResponse()
             #expect(answer.hasPrefix("HTTP/1.1 429 Too Many Requests"))
             #expect(answer.contains("Retry-After: 10"))
             #expect(answer.contains(#""error":"Too many open connections from your address (at most 6); close some and try again.""#))
-            #expect(try await blocking { refused.closedByPeer(within: .seconds(2)) } != nil, "a refused connection is closed")
+            #expect(await refused.closedByPeer(within: .seconds(2)) != nil, "a refused connection is closed")
 
             // The server closes its side once it has read the client's end, and lets go of the connection's place
             // as it does.
             let leaving = held.removeLast()
             leaving.finishSending()
-            #expect(try await blocking { leaving.closedByPeer(within: .seconds(2)) } != nil, "the server kept a connection whose client left")
+            #expect(await leaving.closedByPeer(within: .seconds(2)) != nil, "the server kept a connection whose client left")
             let admitted = try RawConnection(port: port)
             try admitted.send(Self.listRequest)
-            #expect(try await blocking { try admitted.receiveResponse() }.hasPrefix("HTTP/1.1 200 OK"))
+            #expect(try await admitted.receiveResponse().hasPrefix("HTTP/1.1 200 OK"))
             _ = held
         }
     }

@@ -166,3 +166,19 @@ public final class RawConnection: @unchecked Sendable {
 
     deinit { Glibc.close(fd) }
 }
+
+/// The reads as a test's task makes them: each waits on a thread of its own (`blocking`). A read holds its
+/// thread until the peer answers, for as long as the receive timeout, and Swift's cooperative pool has one
+/// thread per core for every test of the run and every server those tests run in this process: two reads
+/// waiting there at once stopped them all for 10 s, long enough for other tests' 2 s database deadlines to
+/// pass. Swift picks these over the blocking reads in an asynchronous context, so a test's task cannot
+/// make a blocking read by mistake.
+extension RawConnection {
+    public func receiveResponse() async throws -> String { try await blocking { try self.receiveResponse() } }
+    public func receiveStatuses(_ count: Int) async throws -> [Int] { try await blocking { try self.receiveStatuses(count) } }
+    public func receiveHead() async throws -> String { try await blocking { try self.receiveHead() } }
+    public func receive(until marker: String) async throws -> String { try await blocking { try self.receive(until: marker) } }
+    public func closedByPeer(within limit: Duration) async -> Duration? {
+        (try? await blocking { self.closedByPeer(within: limit) }) ?? nil
+    }
+}

@@ -60,13 +60,20 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// `NAME healthcheck` as a container's health check runs it, for a service listening on `port`: the
     /// exit status, and what it printed on stdout and stderr together.
-    public static func healthCheck(_ name: String, port: Int) throws -> (status: Int32, output: String) {
-        try command(name, ["healthcheck"], environment: ["PORT": String(port)])
+    public static func healthCheck(_ name: String, port: Int) async throws -> (status: Int32, output: String) {
+        try await command(name, ["healthcheck"], environment: ["PORT": String(port)])
     }
 
     /// `NAME ARGUMENTS…` run to its end, as an operator runs a one-off task: the exit status, and what it
-    /// printed on stdout and stderr together.
-    public static func command(_ name: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+    /// printed on stdout and stderr together. It is waited for on a thread of its own (`blocking`), not on Swift's
+    /// cooperative pool, which every test of the run shares.
+    public static func command(
+        _ name: String, _ arguments: [String], environment: [String: String]
+    ) async throws -> (status: Int32, output: String) {
+        try await blocking { try run(name, arguments, environment: environment) }
+    }
+
+    private static func run(_ name: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = binary(name)
         process.arguments = arguments

@@ -78,10 +78,14 @@ public final class TestOpenIDProvider: Sendable {
 
     /// A new signing key, the old ones gone, as an operator rotates them; the new key's id.
     @discardableResult
-    public func rotateKeys() throws -> String {
+    public func rotateKeys() async throws -> String {
+        try await blocking { [directory] in try Self.rotateKeys(in: directory) }
+    }
+
+    private static func rotateKeys(in directory: URL) throws -> String {
         let rotate = Process()
-        rotate.executableURL = URL(fileURLWithPath: Self.python)
-        rotate.arguments = [Self.folder.appendingPathComponent("provider.py").path, "rotate-keys", "--dir", directory.path]
+        rotate.executableURL = URL(fileURLWithPath: python)
+        rotate.arguments = [folder.appendingPathComponent("provider.py").path, "rotate-keys", "--dir", directory.path]
         let pipe = Pipe()
         rotate.standardOutput = pipe
         try rotate.run()

@@ -161,6 +161,6 @@ func answeredByDoor(_ client: any TestClientProtocol) async throws -> [String: I
 }
 
 /// `auth-gateway accounts ARGUMENTS…` on `database`, as an operator runs it beside the gateways.
-func operatorAccounts(_ arguments: [String], on database: TestDatabase) throws -> (status: Int32, output: String) {
-    try ServiceProcess.command("auth-gateway", ["accounts"] + arguments, environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "warning"])
+func operatorAccounts(_ arguments: [String], on database: TestDatabase) async throws -> (status: Int32, output: String) {
+    try await ServiceProcess.command("auth-gateway", ["accounts"] + arguments, environment: ["DATABASE_URL": database.url, "LOG_LEVEL": "warning"])
 }
