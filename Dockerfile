@@ -19,8 +19,9 @@ COPY Services Services
 COPY Clients Clients
 COPY Fuzz Fuzz
 COPY Tests Tests
-# Package.swift names every target's folder, the micro-benchmarks' among them, though none is built here.
+# Package.swift names every target's folder, the benchmarks' own programs among them, though none is built here.
 COPY bench/micro bench/micro
+COPY bench/floor bench/floor
 # As scripts/lib.sh's RELEASE_BUILD: optimised, the Swift runtime and Foundation linked in, so the runtime
 # stage needs no Swift libraries, and exclusive access checked when compiling only. The resource bundles
 # (the API document, the gazetteer, the web client) go beside the binaries, where they look for them.

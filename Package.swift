@@ -169,6 +169,16 @@ let package = Package(
             dependencies: ["OnTheMapShared", "Geocoding", "ContentCoding"],
             path: "bench/micro"
         ),
+        // The least the HTTP stack costs per answer, a figure beside the hot read's in bench/run.py.
+        .executableTarget(
+            name: "HTTPFloor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "bench/floor"
+        ),
         // Fuzzes the parsers that read what clients send; see scripts/fuzz.sh.
         .executableTarget(
             name: "ParserFuzzer",

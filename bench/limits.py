@@ -66,6 +66,7 @@ class Benchmarks:
         self.pg = postgres
         self.service_bin = binaries / "locations-service"
         self.gateway_bin = binaries / "auth-gateway"
+        self.binaries = binaries
         self.token = bench.token
 
     def record(self, key, value):
@@ -174,6 +175,9 @@ class Benchmarks:
             raise BenchError(f"the hot read did not return {READ_PINS} pins")
         self.record("read_body_bytes", len(service_body))
         nginx = self.bench.start_nginx(bodies / "service.json", "service")
+        # For information: SwiftNIO alone answering the same bytes, with its HTTP parser and without.
+        floors = {mode: self.bench.start_floor(self.binaries, bodies / "service.json", mode)
+                  for mode in ("parsed", "raw")}
 
         # The gateway in front of the same service. It keeps the default list once fetched (and drops it when
         # its live feed sees the log move): a few requests fill it before anything is measured.
@@ -190,6 +194,8 @@ class Benchmarks:
         self.run_wrk("read-nginx-warmup", 64, WARMUP_SECONDS, nginx.url(), wrk_auth)
         self.run_wrk("read-service-warmup", 64, WARMUP_SECONDS, service.url(), wrk_auth)
         self.run_wrk("gateway-read-warmup", 64, WARMUP_SECONDS, gateway.url())
+        for mode, floor in floors.items():
+            self.run_wrk(f"read-floor-{mode}-warmup", 64, WARMUP_SECONDS, floor.url())
 
         def nginx_round(k):
             self.measure_wrk(f"read-nginx-{k}", f"read_nginx_{k}", 64, nginx.url(), [*wrk_auth, "-s", SUMMARY_LUA],
@@ -209,7 +215,16 @@ class Benchmarks:
             gateway.expect_alive("the hot read")
             service.expect_alive("the hot read through the gateway")
 
-        self.alternate("hot read", {"nginx": nginx_round, "service": service_round, "gateway": gateway_round})
+        def floor_round(k):
+            for mode, floor in floors.items():
+                self.measure_wrk(f"read-floor-{mode}-{k}", f"read_floor_{mode}_{k}", 64, floor.url(),
+                                 ["-s", SUMMARY_LUA], [("floor", floor.pid)])
+                floor.expect_alive("the hot read")
+
+        self.alternate("hot read", {"nginx": nginx_round, "service": service_round, "gateway": gateway_round,
+                                    "floor": floor_round})
+        for floor in floors.values():
+            self.processes.stop(floor.proc)
         self.record_memory("read", "read_service", service)
         self.record_memory("gw_read", "gw_read", gateway)
         # The cached list is trusted only while the live feed follows the log: each loss forwards reads again.
@@ -456,7 +471,7 @@ def run(bench, extras=True):
         old.unlink()
     results = Results(RESULTS_FILE)
     ensure("wrk", "nginx", "postgresql")
-    binaries = bench.binaries("locations-service", "auth-gateway")
+    binaries = bench.binaries("locations-service", "auth-gateway", "HTTPFloor")
     postgres = bench.postgres()
     log(f"PostgreSQL {postgres.version()} on 127.0.0.1:{postgres.port}")
 

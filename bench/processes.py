@@ -410,6 +410,22 @@ class Bench:
             raise BenchError(f"nginx does not serve the bytes of {body}")
         return nginx
 
+    def start_floor(self, binaries, body, mode):
+        """bench/floor (HTTPFloor) answering every request with BODY's bytes, MODE `parsed` (NIO's HTTP/1.1
+        parser and one handler) or `raw` (no parser): the least the services' HTTP stack costs per answer."""
+        port = free_port()
+        log_path = RESULTS_DIR / f"floor-{mode}.log"
+        proc = self.processes.start([binaries / "HTTPFloor", mode, port, body], log_path)
+        floor = Server(f"HTTPFloor ({mode})", proc, port, log_path)
+
+        def served():
+            status, answer = request(floor.url())
+            return status == 200 and answer
+        if poll(served, 5) != body.read_bytes():
+            show_tail(log_path)
+            raise BenchError(f"HTTPFloor ({mode}) does not serve the bytes of {body}")
+        return floor
+
 
 # For the benchmarks whose clients all come from one address: the per-address caps would refuse all but
 # the first few of their connections and streams.

@@ -103,14 +103,14 @@ def load_results(path):
 # The runs measured in every round, with the figure that ranks them.
 MEASURED = [("read_nginx", "rps"), ("gw_read_nginx", "rps"), ("read_service", "rps"), ("gw_read", "rps"),
             ("post_service", "rps"), ("gw_post", "rps"), ("post_pgbench", "tps"), ("replay_service", "seconds"),
-            ("replay_sql", "seconds")]
+            ("replay_sql", "seconds"), ("read_floor_parsed", "rps"), ("read_floor_raw", "rps")]
 
 # The runs whose CPU the Details table shows: prefix, and the servers under test in it (a server in
 # front of another, the gateway before the service, shows both).
 CPU_RUNS = [("read_nginx", ["nginx"]), ("read_service", ["service"]), ("read_health", ["service"]),
             ("gw_read_nginx", ["nginx"]), ("gw_read", ["gateway", "service"]), ("post_service", ["service"]),
             ("gw_post", ["gateway", "service"]), ("post_pgbench", []), ("post_pgbench_pool", []),
-            ("replay_service", []), ("replay_sql", [])]
+            ("replay_service", []), ("replay_sql", []), ("read_floor_parsed", ["floor"]), ("read_floor_raw", ["floor"])]
 
 
 def median(values):
@@ -173,6 +173,9 @@ class Figures:
             "replay": self.per_round("replay_service", "replay_sql", "seconds", "seconds"),
         }
         self.medians = {name: median(ratios) for name, ratios in self.ratios.items()}
+        # SwiftNIO alone answering the hot read's bytes (bench/floor), in runs that measured it.
+        self.floors = {mode: median(self.per_round(f"read_floor_{mode}", "read_nginx")) for mode in ("parsed", "raw")
+                       if f"read_floor_{mode}_1_rps" in r}
 
     def __getitem__(self, key):
         return self.r[key]
@@ -256,6 +259,14 @@ def throughput_rows(f):
          f"{count(num('read_service_rps'))} req/s",
          f"`GET /healthz`: {count(num('read_health_rps'))} req/s",
          f"{num('read_service_rps') / num('read_health_rps'):.2f}×", "—", "—"),
+    ] + [
+        (f"Hot read's floor: SwiftNIO alone answering the same bytes, pre-built, {how} (bench/floor; for information)",
+         f"{count(num(f'read_floor_{mode}_rps'))} req/s",
+         f"nginx, same bytes as a static file: {count(num('read_nginx_rps'))} req/s",
+         f"{f.floors[mode]:.2f}×", "—", "—")
+        for mode, how in [("parsed", "after NIO's HTTP/1.1 parser (the services' own) and one handler"),
+                          ("raw", "with no HTTP parser (a request ends at a blank line)")] if mode in f.floors
+    ] + [
         (f"Replay: `locations-service replay`, {count(f.events)} events → {count(f.live_pins)} pins (wall clock), "
          f"{rounds} rounds",
          f"{num('replay_service_seconds'):.2f} s",
@@ -392,6 +403,7 @@ def details_section(f):
         wrk_row("hot read, nginx", "read_nginx"),
         wrk_row("hot read, service", "read_service"),
         wrk_row("/healthz, service", "read_health"),
+    ] + [wrk_row(f"hot read, SwiftNIO's floor ({mode})", f"read_floor_{mode}") for mode in f.floors] + [
     ] + ([] if f.same_bytes else [wrk_row("hot read, nginx with the gateway's bytes", "gw_read_nginx")]) + [
         wrk_row("hot read, gateway + service", "gw_read"),
         wrk_row("POST, service", "post_service"),
@@ -447,6 +459,23 @@ def nginx_note(f):
                 f"{f['read_nginx_cpu_nginx']} cores): on shared cores the load generator bounds that figure, so "
                 "it is a floor for what nginx can serve and the ratio, if anything, flatters the service.")
     return f"In the nginx run nginx used {f['read_nginx_cpu_nginx']} cores and wrk {f['read_nginx_cpu_client']}."
+
+
+def floor_note(f):
+    """What SwiftNIO alone does with the hot read's bytes (bench/floor), in runs that measured it."""
+    if len(f.floors) < 2:
+        return ""
+    parsed, raw = f.floors["parsed"], f.floors["raw"]
+    text = (f"SwiftNIO alone, answering the same pre-built bytes after its HTTP/1.1 parser with one handler, reached "
+            f"{parsed:.2f}× nginx in the same rounds ({f.per_request('read_floor_parsed', 'floor')} of CPU per answer), "
+            f"and {raw:.2f}× with no parser at all ({f.per_request('read_floor_raw', 'floor')}); the service reached "
+            f"{f.medians['read'] / parsed:.2f} of the first.")
+    if parsed < READ_GOAL <= raw:
+        text += (f" So the {READ_GOAL}× goal lies above what the services' HTTP parser allows on this machine: it would "
+                 "take reading requests without it.")
+    elif raw < READ_GOAL:
+        text += f" So the {READ_GOAL}× goal lies above what SwiftNIO does on this machine, with or without its parser."
+    return text
 
 
 def pool_note(f):
@@ -509,11 +538,11 @@ def limits_section(f):
          "under test and PostgreSQL; whatever CPU one of them uses, the others cannot.", noise_note(f)],
         [f"**Hot read.** nginx spends {f.per_request('read_nginx', 'nginx')} of CPU per",
          f"{num('read_body_bytes') / 1024:.0f} KB response, the service {f.per_request('read_service', 'service')}.",
-         "The service's smallest route, `/healthz`, already costs",
-         f"{f.per_request('read_health', 'service')}: most of the gap is the per-request cost of",
-         "the HTTP stack (NIO event loop, then a Swift concurrency task per request, Hummingbird's router and",
-         "middlewares, the hops between the two thread pools), not the cached bytes being sent.",
-         nginx_note(f)],
+         "The service answers it before its router, from bytes rendered once per version of the list; its",
+         f"smallest route through the router, `/healthz` (15 bytes), costs {f.per_request('read_health', 'service')}.",
+         "What is left of the gap is the per-request cost of the HTTP stack (NIO's event loop, its HTTP parser,",
+         "the handlers each request passes), not the bytes being sent.",
+         nginx_note(f), floor_note(f)],
         ["**Durable POST.** Every append waits for its WAL flush (synchronous_commit on), so throughput comes from",
          "group commit: the more transactions wait for the same flush, the more commit per flush.", pool_note(f),
          "What the service adds is CPU on the same cores:",

@@ -10,8 +10,8 @@ source scripts/lib.sh
 ensure_toolchain
 
 # The code's layout first, as .swift-format describes it (swift format ships with the toolchain); fix with
-# `swift format format -i -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift`.
-swift format lint --strict -r -p Services Shared Clients Tests Fuzz bench/micro Package.swift
+# `swift format format -i -r -p Services Shared Clients Tests Fuzz bench/micro bench/floor Package.swift`.
+swift format lint --strict -r -p Services Shared Clients Tests Fuzz bench/micro bench/floor Package.swift
 # The Python harness's own checks (Tests/harness: what lost, doubled or reordered pins look like), a second or two.
 python3 -m unittest discover -s Tests/harness -t Tests
 
