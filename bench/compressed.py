@@ -9,7 +9,7 @@ import statistics
 
 from bench.install import ensure, ensure_module
 from bench.limits import LOAD_SECONDS, READ_PINS, ROUNDS, SUMMARY_LUA, WARMUP_SECONDS, in_order, seed_read_pins
-from bench.processes import BenchError, Stack, log, request
+from bench.processes import FLOOR_MODES, BenchError, Stack, log, request
 from bench.report import stamp, write_sections
 from bench.tracing import run_wrk
 
@@ -98,7 +98,7 @@ def run(bench):
             if name != "floor":
                 verdicts.append(f"{name} {coding} {ratio:.2f}x ({verdict})")
             label = {"service": "locations-service", "gateway": "through auth-gateway",
-                     "floor": "SwiftNIO alone, its HTTP parser and one handler (bench/floor; for information)"}[name]
+                     "floor": f"SwiftNIO alone, {FLOOR_MODES['parsed']} (bench/floor; for information)"}[name]
             goal = "—" if name == "floor" else f"≥ {GOAL}×: {verdict}"
             rows.append(f"| `{asked}` ({who}) → {coding} | {label} | {statistics.median(rates[coding, name]):,.0f} | "
                         f"nginx `{module} on`: {statistics.median(rates[coding, 'nginx']):,.0f} | **{ratio:.2f}×** | "

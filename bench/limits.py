@@ -11,8 +11,8 @@ from pathlib import Path
 
 from bench import cli
 from bench.install import ensure
-from bench.processes import RESULTS_DIR, ROOT, BenchError, actor_header, log, output_of, request, setting, show_tail, \
-    student_session, wrk_summary
+from bench.processes import FLOOR_MODES, RESULTS_DIR, ROOT, BenchError, actor_header, log, output_of, request, setting, \
+    show_tail, student_session, wrk_summary
 from bench.procfs import CPUS, HZ, Sampler, cpu_used, rss_kb
 from bench.report import Results, commit, load_average, utc_now, write_report, write_sections
 
@@ -177,7 +177,7 @@ class Benchmarks:
         nginx = self.bench.start_nginx(bodies / "service.json", "service")
         # For information: SwiftNIO alone answering the same bytes, with its HTTP parser and without.
         floors = {mode: self.bench.start_floor(self.binaries, bodies / "service.json", mode)
-                  for mode in ("parsed", "raw")}
+                  for mode in FLOOR_MODES}
 
         # The gateway in front of the same service. It keeps the default list once fetched (and drops it when
         # its live feed sees the log move): a few requests fill it before anything is measured.

@@ -288,6 +288,17 @@ class Server:
         show_tail(self.log_path)
         raise BenchError(f"{self.name} did not become ready on port {self.port}")
 
+    def serving(self, body):
+        """Returns once the server answers its URL with the bytes of the file BODY; fails if it does not
+        within 5 s."""
+        def served():
+            status, answer = request(self.url())
+            return status == 200 and answer
+        if poll(served, 5) != body.read_bytes():
+            show_tail(self.log_path)
+            raise BenchError(f"{self.name} does not serve the bytes of {body}")
+        return self
+
     def expect_alive(self, during):
         """A figure measured on a server that died under load means nothing."""
         status = self.proc.poll()
@@ -401,34 +412,23 @@ class Bench:
                        "        ssl_protocols TLSv1.2 TLSv1.3")
         (web / "nginx.conf").write_text(template.replace("@DIR@", str(web)).replace("@LISTEN@", listen))
         proc = self.processes.start(["nginx", "-p", web, "-c", web / "nginx.conf", "-e", web / "error.log"])
-        nginx = Server("nginx", proc, port, web / "error.log", "https" if tls else "http")
-
-        def served():
-            status, answer = request(nginx.url())
-            return status == 200 and answer
-        if poll(served, 5) != body.read_bytes():
-            raise BenchError(f"nginx does not serve the bytes of {body}")
-        return nginx
+        return Server("nginx", proc, port, web / "error.log", "https" if tls else "http").serving(body)
 
     def start_floor(self, binaries, body, mode):
-        """bench/floor (HTTPFloor) answering every request with BODY's bytes, MODE `parsed` (NIO's HTTP/1.1
-        parser and one handler) or `raw` (no parser): the least the services' HTTP stack costs per answer."""
+        """bench/floor (HTTPFloor) answering every request with BODY's bytes, MODE one of FLOOR_MODES: the
+        least the services' HTTP stack costs per answer."""
         port = free_port()
         log_path = RESULTS_DIR / f"floor-{mode}.log"
         proc = self.processes.start([binaries / "HTTPFloor", mode, port, body], log_path)
-        floor = Server(f"HTTPFloor ({mode})", proc, port, log_path)
-
-        def served():
-            status, answer = request(floor.url())
-            return status == 200 and answer
-        if poll(served, 5) != body.read_bytes():
-            show_tail(log_path)
-            raise BenchError(f"HTTPFloor ({mode}) does not serve the bytes of {body}")
-        return floor
+        return Server(f"HTTPFloor ({mode})", proc, port, log_path).serving(body)
 
 
 # For the benchmarks whose clients all come from one address: the per-address caps would refuse all but
 # the first few of their connections and streams.
+# bench/floor's ways of answering (HTTPFloor's first argument), as the reports describe them.
+FLOOR_MODES = {"parsed": "after NIO's HTTP/1.1 parser (the services' own) and one handler",
+               "raw": "with no HTTP parser (a request ends at a blank line)"}
+
 NO_CAPS = {"MAX_CONNECTIONS_PER_CLIENT": "100000", "MAX_STREAMS_PER_CLIENT": "100000"}
 
 

@@ -8,7 +8,7 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.processes import ROOT, output_of
+from bench.processes import FLOOR_MODES, ROOT, output_of
 from bench.procfs import CPUS
 
 # The goals each ratio is held to (service figure / limit measured in the same run).
@@ -174,7 +174,7 @@ class Figures:
         }
         self.medians = {name: median(ratios) for name, ratios in self.ratios.items()}
         # SwiftNIO alone answering the hot read's bytes (bench/floor), in runs that measured it.
-        self.floors = {mode: median(self.per_round(f"read_floor_{mode}", "read_nginx")) for mode in ("parsed", "raw")
+        self.floors = {mode: median(self.per_round(f"read_floor_{mode}", "read_nginx")) for mode in FLOOR_MODES
                        if f"read_floor_{mode}_1_rps" in r}
 
     def __getitem__(self, key):
@@ -260,12 +260,12 @@ def throughput_rows(f):
          f"`GET /healthz`: {count(num('read_health_rps'))} req/s",
          f"{num('read_service_rps') / num('read_health_rps'):.2f}×", "—", "—"),
     ] + [
-        (f"Hot read's floor: SwiftNIO alone answering the same bytes, pre-built, {how} (bench/floor; for information)",
+        (f"Hot read's floor: SwiftNIO alone answering the same bytes, pre-built, {FLOOR_MODES[mode]} "
+         "(bench/floor; for information)",
          f"{count(num(f'read_floor_{mode}_rps'))} req/s",
          f"nginx, same bytes as a static file: {count(num('read_nginx_rps'))} req/s",
-         f"{f.floors[mode]:.2f}×", "—", "—")
-        for mode, how in [("parsed", "after NIO's HTTP/1.1 parser (the services' own) and one handler"),
-                          ("raw", "with no HTTP parser (a request ends at a blank line)")] if mode in f.floors
+         f"{ratio:.2f}×", "—", "—")
+        for mode, ratio in f.floors.items()
     ] + [
         (f"Replay: `locations-service replay`, {count(f.events)} events → {count(f.live_pins)} pins (wall clock), "
          f"{rounds} rounds",
@@ -403,8 +403,8 @@ def details_section(f):
         wrk_row("hot read, nginx", "read_nginx"),
         wrk_row("hot read, service", "read_service"),
         wrk_row("/healthz, service", "read_health"),
-    ] + [wrk_row(f"hot read, SwiftNIO's floor ({mode})", f"read_floor_{mode}") for mode in f.floors] + [
-    ] + ([] if f.same_bytes else [wrk_row("hot read, nginx with the gateway's bytes", "gw_read_nginx")]) + [
+    ] + [wrk_row(f"hot read, SwiftNIO's floor ({mode})", f"read_floor_{mode}") for mode in f.floors] + (
+        [] if f.same_bytes else [wrk_row("hot read, nginx with the gateway's bytes", "gw_read_nginx")]) + [
         wrk_row("hot read, gateway + service", "gw_read"),
         wrk_row("POST, service", "post_service"),
         wrk_row("POST, gateway + service", "gw_post"),

@@ -32,8 +32,6 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     private var forwardedHTTPS = false
     /// The route and start of the request this handler is answering, for `answered`.
     private var taken: (route: String, since: ContinuousClock.Instant)?
-    /// Parts have been passed on to the router since this was last cleared (`write`'s held parts).
-    private var passedToRouter = false
     /// Where rendered answers enter the pipeline: just below the HTTP encoder (or this handler's own
     /// place when there is none, as in a test's bare channel).
     private var output: ChannelHandlerContext?
@@ -86,15 +84,17 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         perform(action, context: context)
     }
 
-    private func perform(_ action: PreparedConnectionState.Action, context: ChannelHandlerContext) {
+    /// Performs `action`; whether it passed a part on to the router.
+    @discardableResult
+    private func perform(_ action: PreparedConnectionState.Action, context: ChannelHandlerContext) -> Bool {
         switch action {
         case .route(let part):
             hand(to: .router)
-            passedToRouter = true
             context.fireChannelRead(wrapInboundOut(part))
+            return true
         case .continueAndRoute(let part):
             (output ?? context).writeAndFlush(NIOAny(context.channel.allocator.buffer(staticString: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
-            perform(.route(part), context: context)
+            return perform(.route(part), context: context)
         case .none:
             break
         case .take(let route):
@@ -129,6 +129,7 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
                 hand(to: .stream)
             }
         }
+        return false
     }
 
     /// A stream's connection takes no request after the one that opened it: the HTTP parser, with what it
@@ -163,8 +164,10 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         case .passShutdownOn:
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         case .goOn:
-            passedToRouter = false
-            while let part = state.nextHeld() { perform(state.receive(part), context: context) }
+            var passedToRouter = false
+            while let part = state.nextHeld() {
+                if perform(state.receive(part), context: context) { passedToRouter = true }
+            }
             // The router's side takes what it is passed at the end of a read (NIO's asynchronous channel
             // delivers its reads at `channelReadComplete`), and these parts were read long before: without
             // an end of their own they would wait for the client's next bytes, which a pipelining client

@@ -23,27 +23,11 @@ enum Framing: CaseIterable {
 typealias RawAnswer = (status: String, headers: [String: String], body: String, setCookies: [String])
 
 /// Sends one request on a connection of its own (to 127.0.0.1, as sent to `host`); returns the status
-/// line, the headers by lowercased name, the body and the cookies set. The socket blocks, so it is used on a thread of its own: the router's tasks
-/// need the threads Swift's tasks run on.
+/// line, the headers by lowercased name, the body and the cookies set. Its read waits on a thread of its own
+/// (`RawConnection`'s asynchronous reads), and an interim `100 Continue` is read past.
 func rawExchange(
     _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String] = [], port: Int, host: String? = nil
-)
-    async throws -> RawAnswer
-{
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            continuation.resume(
-                with: Result {
-                    try blockingRawExchange(framing, method, path, body: body, headers: headers, port: port, host: host)
-                })
-        }.start()
-    }
-}
-
-/// An interim `100 Continue` is skipped (`RawConnection.receiveResponse`).
-func blockingRawExchange(
-    _ framing: Framing, _ method: String, _ path: String, body: String, headers: [String], port: Int, host: String? = nil
-) throws -> RawAnswer {
+) async throws -> RawAnswer {
     let connection = try RawConnection(port: port)
     let request = framing.request(method, path, body: body, headers: headers, port: port, host: host)
     if framing == .expectContinue, let end = request.range(of: "\r\n\r\n") {
@@ -52,7 +36,7 @@ func blockingRawExchange(
     } else {
         try connection.send(request)
     }
-    let text = try connection.receiveResponse()
+    let text = try await connection.receiveResponse()
     let (head, payload) = try #require(
         text.range(of: "\r\n\r\n").map { (text[..<$0.lowerBound], text[$0.upperBound...]) },
         "\(framing) \(method) \(path): \(text)")
