@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import Synchronization
+import NIOPosix
 
 /// The headers every answer carries, whichever door it leaves by, added in this one place for both: the
 /// router's answers on their way out, and the handler's own as they are rendered. An answer that reaches
@@ -55,8 +55,8 @@ public struct AnswerHeaders: Sendable {
     /// (`secure`: the answer reaches its client over HTTPS, on this connection or through a trusted proxy).
     func render(_ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator) -> ByteBuffer {
         let trailer = secure || self.secure ? secureTrailer : trailer
-        var head = allocator.buffer(capacity: answer.head.readableBytes + 48 + trailer.count)
-        head.writeImmutableBuffer(answer.head)
+        var head = allocator.buffer(capacity: answer.headLength + 48 + trailer.count)
+        answer.writeHead(to: &head)
         head.writeStaticString("Date: ")
         head.writeString(HTTPDate.now)
         head.writeBytes(trailer)
@@ -64,16 +64,29 @@ public struct AnswerHeaders: Sendable {
     }
 }
 
-/// The `Date` header's value (RFC 9110 IMF-fixdate), formatted once a second.
+/// The `Date` header's value (RFC 9110 IMF-fixdate), formatted once a second by each thread that asks: every
+/// answer asks, on every event loop, and a value shared between them would have them wait on one another
+/// for its lock.
 enum HTTPDate {
-    private static let cache = Mutex<(second: Int, text: String)>((-1, ""))
+    private static let cache = ThreadSpecificVariable<Cache>()
+
+    /// One thread's: nothing else ever touches it.
+    private final class Cache: @unchecked Sendable {
+        var second = -1
+        var text = ""
+    }
 
     static var now: String {
         let second = time(nil)
-        return cache.withLock { cache in
-            if cache.second != second { cache = (second, format(second)) }
-            return cache.text
+        let cache: Cache
+        if let made = self.cache.currentValue {
+            cache = made
+        } else {
+            cache = Cache()
+            self.cache.currentValue = cache
         }
+        if cache.second != second { (cache.second, cache.text) = (second, format(second)) }
+        return cache.text
     }
 
     static func format(_ second: Int) -> String {

@@ -42,8 +42,13 @@ public struct PreparedRequest: Sendable {
         self.target = target
         self.parsed = parsed
         self.peer = peer
-        // By bytes, not Characters: this runs for every request the door before the router sees.
-        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+        // By bytes, in place, not Characters: this runs for every request the door before the router sees.
+        let bytes = target.utf8
+        let offset: Int? =
+            bytes.withContiguousStorageIfAvailable { $0.firstIndex(of: UInt8(ascii: "?")) }
+            ?? bytes.firstIndex(of: UInt8(ascii: "?")).map { bytes.distance(from: bytes.startIndex, to: $0) }
+        if let offset {
+            let mark = bytes.index(bytes.startIndex, offsetBy: offset)
             path = target[..<mark]
             query = target[target.utf8.index(after: mark)...]
         } else {
@@ -80,11 +85,20 @@ public struct PreparedRequest: Sendable {
 
     /// Whether `name` is `canonical` (lowercase) but for the case of its ASCII letters.
     private static func sameName(_ name: String, _ canonical: String) -> Bool {
-        // Lengths first: most names differ in theirs, and a native string knows its own.
-        name.utf8.count == canonical.utf8.count
-            && name.utf8.elementsEqual(canonical.utf8) { byte, lower in
-                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == lower
+        // Lengths first: most names differ in theirs, and a native string knows its own. Then byte by byte in
+        // place: every header of every request before the router is compared here.
+        guard name.utf8.count == canonical.utf8.count else { return false }
+        let inPlace = name.utf8.withContiguousStorageIfAvailable { name in
+            canonical.utf8.withContiguousStorageIfAvailable { canonical in
+                name.indices.allSatisfy { folded(name[$0]) == canonical[$0] }
             }
+        }
+        return (inPlace ?? nil) ?? name.utf8.elementsEqual(canonical.utf8) { folded($0) == $1 }
+    }
+
+    /// An ASCII letter in lowercase; any other byte as it is.
+    private static func folded(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }
 

@@ -5,12 +5,57 @@ import NIOHTTP1
 
 /// A response decided without the router: status, headers, body, and the head already rendered to bytes
 /// (status line, headers, `Content-Length`), since the same answer is sent many times.
+///
+/// Its parts are kept in one shared object: an answer from memory is copied several times on its way out
+/// (from the cache to the connection's state, to the write) on every event loop at once, and each copy costs
+/// one reference count, not one for each part. A header appended for one answer (a request id) is kept
+/// beside them, not in a copy of their headers and head made for every request.
 public struct PreparedResponse: Sendable, Equatable {
-    public let status: HTTPResponse.Status
-    public private(set) var headers: HTTPFields
-    public let body: ByteBuffer?
+    private var parts: Parts
+    /// The header appended to this answer alone, written after `parts`' head.
+    private var appended: HTTPField?
+
+    private final class Parts: Sendable {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: ByteBuffer?
+        let head: ByteBuffer
+
+        init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, head: ByteBuffer) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.head = head
+        }
+    }
+
+    public var status: HTTPResponse.Status { parts.status }
+    public var body: ByteBuffer? { parts.body }
+
+    public var headers: HTTPFields {
+        guard let appended else { return parts.headers }
+        var headers = parts.headers
+        headers.append(appended)
+        return headers
+    }
+
     /// What `PreparedResponseHandler` writes before the headers every answer carries (`AnswerHeaders`).
-    public private(set) var head: ByteBuffer
+    public var head: ByteBuffer {
+        var head = ByteBuffer()
+        writeHead(to: &head)
+        return head
+    }
+
+    /// Writes `head` to `buffer`.
+    func writeHead(to buffer: inout ByteBuffer) {
+        buffer.writeImmutableBuffer(parts.head)
+        if let appended { Self.write(appended, to: &buffer) }
+    }
+
+    /// The length of `head`.
+    var headLength: Int {
+        parts.head.readableBytes + (appended.map { $0.name.rawName.utf8.count + $0.value.utf8.count + 4 } ?? 0)
+    }
 
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?) {
         self.init(status: status, headers: headers, body: body, chunked: false)
@@ -22,9 +67,6 @@ public struct PreparedResponse: Sendable, Equatable {
     }
 
     private init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, chunked: Bool) {
-        self.status = status
-        self.headers = headers
-        self.body = body
         var head = ByteBuffer()
         // The reason phrase as the router's answers spell it (NIO's), which a status relayed from another
         // service by its bare code would otherwise lack.
@@ -35,13 +77,23 @@ public struct PreparedResponse: Sendable, Equatable {
         } else {
             head.writeString("Content-Length: \(body?.readableBytes ?? 0)\r\n")
         }
-        self.head = head
+        parts = Parts(status: status, headers: headers, body: body, head: head)
     }
 
     /// One more header, for this answer only (a request id, say).
     public mutating func append(_ field: HTTPField) {
-        headers.append(field)
-        Self.write(field, to: &head)
+        if let earlier = appended {
+            var (headers, head) = (parts.headers, parts.head)
+            headers.append(earlier)
+            Self.write(earlier, to: &head)
+            parts = Parts(status: parts.status, headers: headers, body: parts.body, head: head)
+        }
+        appended = field
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        (lhs.parts === rhs.parts && lhs.appended == rhs.appended)
+            || (lhs.status == rhs.status && lhs.headers == rhs.headers && lhs.body == rhs.body && lhs.head == rhs.head)
     }
 
     private static func write(_ field: HTTPField, to head: inout ByteBuffer) {

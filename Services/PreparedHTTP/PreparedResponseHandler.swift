@@ -41,6 +41,8 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     private var holding: EventLoopPromise<ConnectionHolder>?
     /// Completes when the connection's first turn has come: a stream opened, or anything for the router.
     public private(set) var holder: EventLoopFuture<ConnectionHolder>?
+    /// A part has been passed on to the router since the end of a read was last passed on.
+    private var routedSinceReadComplete = false
 
     /// `secure`: the connection is TLS to this server, so every answer carries `Strict-Transport-Security`;
     /// `forwarded`: the proxies whose word on the client's scheme is taken, request by request.
@@ -84,17 +86,15 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         perform(action, context: context)
     }
 
-    /// Performs `action`; whether it passed a part on to the router.
-    @discardableResult
-    private func perform(_ action: PreparedConnectionState.Action, context: ChannelHandlerContext) -> Bool {
+    private func perform(_ action: PreparedConnectionState.Action, context: ChannelHandlerContext) {
         switch action {
         case .route(let part):
             hand(to: .router)
+            routedSinceReadComplete = true
             context.fireChannelRead(wrapInboundOut(part))
-            return true
         case .continueAndRoute(let part):
             (output ?? context).writeAndFlush(NIOAny(context.channel.allocator.buffer(staticString: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
-            return perform(.route(part), context: context)
+            perform(.route(part), context: context)
         case .none:
             break
         case .take(let route):
@@ -129,7 +129,6 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
                 hand(to: .stream)
             }
         }
-        return false
     }
 
     /// A stream's connection takes no request after the one that opened it: the HTTP parser, with what it
@@ -164,15 +163,12 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         case .passShutdownOn:
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         case .goOn:
-            var passedToRouter = false
-            while let part = state.nextHeld() {
-                if perform(state.receive(part), context: context) { passedToRouter = true }
-            }
+            while let part = state.nextHeld() { perform(state.receive(part), context: context) }
             // The router's side takes what it is passed at the end of a read (NIO's asynchronous channel
-            // delivers its reads at `channelReadComplete`), and these parts were read long before: without
+            // delivers its reads at `channelReadComplete`), and held parts were read long before: without
             // an end of their own they would wait for the client's next bytes, which a pipelining client
             // does not send until it has its answers.
-            if passedToRouter { context.fireChannelReadComplete() }
+            channelReadComplete(context: context)
             if state.resumeReading() { context.read() }
         }
     }
@@ -190,6 +186,15 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     }
 
     // What reaches the router's side is read by the task that holds the connection there.
+
+    /// The end of a read matters after this handler only to the router's side, which takes the parts it was
+    /// passed at that end: a read this handler answered whole passes nothing on, and neither does its end
+    /// (the handlers after this one would each be called for nothing, for every answer).
+    public func channelReadComplete(context: ChannelHandlerContext) {
+        guard routedSinceReadComplete else { return }
+        routedSinceReadComplete = false
+        context.fireChannelReadComplete()
+    }
 
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         hand(to: .router)

@@ -153,12 +153,30 @@ extension PreparedRequest {
 /// which methods its path has. A path resolves to the pattern it would resolve to in the router (one with a
 /// literal segment where another captures wins), as the router has its default options.
 public struct RouteTable: Sendable {
-    /// The routes of one path pattern.
-    struct Endpoint: Sendable {
-        /// The early answer of each method that has one, with its route's name ("METHOD /path/{capture}", as
-        /// the router's metrics name it).
-        var early: [(method: HTTPMethod, answer: PreparedRouteAnswer, name: String)] = []
-        var methods: [HTTPRequest.Method] = []
+    /// The routes of one path pattern: one object, so that finding it for a request costs one reference count.
+    final class Endpoint: Sendable {
+        /// The early answer of each method that has one.
+        let early: [Early]
+        let methods: [HTTPRequest.Method]
+
+        init(early: [Early] = [], methods: [HTTPRequest.Method] = []) {
+            self.early = early
+            self.methods = methods
+        }
+    }
+
+    /// One route's early answer, with its method and its name ("METHOD /path/{capture}", as the router's
+    /// metrics name it).
+    final class Early: Sendable {
+        let method: HTTPMethod
+        let answer: PreparedRouteAnswer
+        let name: String
+
+        init(method: HTTPMethod, answer: @escaping PreparedRouteAnswer, name: String) {
+            self.method = method
+            self.answer = answer
+            self.name = name
+        }
     }
 
     private let trie: RouterTrie<Endpoint>?
@@ -188,15 +206,16 @@ public struct RouteTable: Sendable {
     }
 
     init(routes: [(method: HTTPRequest.Method, path: RouterPath, early: PreparedRouteAnswer?)]) {
-        var endpoints: [String: (path: RouterPath, endpoint: Endpoint)] = [:]
+        var found: [String: (path: RouterPath, early: [Early], methods: [HTTPRequest.Method])] = [:]
         for route in routes {
-            var entry = endpoints[route.path.description] ?? (route.path, Endpoint())
-            entry.endpoint.methods.append(route.method)
+            var entry = found[route.path.description] ?? (route.path, [], [])
+            entry.methods.append(route.method)
             if let early = route.early {
-                entry.endpoint.early.append((HTTPMethod(rawValue: route.method.rawValue), early, name(route.method, route.path)))
+                entry.early.append(Early(method: HTTPMethod(rawValue: route.method.rawValue), answer: early, name: name(route.method, route.path)))
             }
-            endpoints[route.path.description] = entry
+            found[route.path.description] = entry
         }
+        let endpoints = found.mapValues { (path: $0.path, endpoint: Endpoint(early: $0.early, methods: $0.methods)) }
         let builder = RouterPathTrieBuilder<Endpoint>()
         var literal: [Substring: Endpoint] = [:]
         var secondSegment: [Substring: SecondSegment] = [:]

@@ -41,12 +41,26 @@ public struct CachedJSON: Sendable {
     }
 
     /// Both answers of each form, made once: the hot read is answered many times for each list it caches.
+    /// A coded form's pair is taken without a lock (each event loop reads it for every request; a lock
+    /// would be one more thing they wait on one another for): the first to make it stores it.
     private final class Answers: Sendable {
         let forms: CodedForms
         let etag: String
         let contentType: String
-        let plain: (full: PreparedResponse, notModified: PreparedResponse)
-        let coded: Mutex<[ContentCoding: (full: PreparedResponse, notModified: PreparedResponse)]> = Mutex([:])
+        let plain: Pair
+        let gzip = AtomicLazyReference<Pair>()
+        let br = AtomicLazyReference<Pair>()
+
+        /// A form's full answer and its `304`.
+        final class Pair: Sendable {
+            let full: PreparedResponse
+            let notModified: PreparedResponse
+
+            init(full: PreparedResponse, notModified: PreparedResponse) {
+                self.full = full
+                self.notModified = notModified
+            }
+        }
 
         init(body: ByteBuffer, etag: String, contentType: String) {
             forms = CodedForms(body)
@@ -55,25 +69,28 @@ public struct CachedJSON: Sendable {
             plain = Self.answers(body: body, coding: .identity, etag: etag, contentType: contentType)
         }
 
-        func answer(_ coding: ContentCoding) -> (full: PreparedResponse, notModified: PreparedResponse) {
-            guard coding != .identity else { return plain }
-            if let made = coded.withLock({ $0[coding] }) { return made }
+        func answer(_ coding: ContentCoding) -> Pair {
+            switch coding {
+            case .identity: plain
+            case .gzip: gzip.load() ?? gzip.storeIfNil(made(.gzip))
+            case .br: br.load() ?? br.storeIfNil(made(.br))
+            }
+        }
+
+        private func made(_ coding: ContentCoding) -> Pair {
             let (body, really) = forms.body(coding)
-            let made = really == .identity ? plain : Self.answers(body: body, coding: really, etag: etag, contentType: contentType)
-            coded.withLock { $0[coding] = made }
-            return made
+            return really == .identity ? plain : Self.answers(body: body, coding: really, etag: etag, contentType: contentType)
         }
 
         private static func answers(
             body: ByteBuffer, coding: ContentCoding, etag: String, contentType: String
-        ) -> (full: PreparedResponse, notModified: PreparedResponse) {
+        ) -> Pair {
             let tag = EntityTags.coded(etag, coding)
             var full: HTTPFields = [.contentType: contentType, .eTag: tag, .vary: "Accept-Encoding"]
             if let value = coding.headerValue { full[.contentEncoding] = value }
-            return (
-                PreparedResponse(status: .ok, headers: full, body: body),
-                PreparedResponse(status: .notModified, headers: [.eTag: tag, .vary: "Accept-Encoding"], body: nil)
-            )
+            return Pair(
+                full: PreparedResponse(status: .ok, headers: full, body: body),
+                notModified: PreparedResponse(status: .notModified, headers: [.eTag: tag, .vary: "Accept-Encoding"], body: nil))
         }
     }
 }
