@@ -5,7 +5,6 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 import PreparedHTTP
-import Synchronization
 
 /// A JSON document kept in memory with its strong entity tag, answered without being encoded again: as
 /// is, gzipped or in brotli as the client accepts (`Accept-Encoding`), each coded form made once, the
@@ -48,8 +47,8 @@ public struct CachedJSON: Sendable {
         let etag: String
         let contentType: String
         let plain: Pair
-        let gzip = AtomicLazyReference<Pair>()
-        let br = AtomicLazyReference<Pair>()
+        let gzip = PublishedOnce<Pair>()
+        let br = PublishedOnce<Pair>()
 
         /// A form's full answer and its `304`.
         final class Pair: Sendable {

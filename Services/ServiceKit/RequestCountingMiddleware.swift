@@ -24,8 +24,12 @@ public final class RequestCounters: Sendable {
 
     /// By door, then by status class.
     private let counters: [[Prometheus.Counter]]
-    /// By route, then by status class.
+    /// By route, then by status class: made under this lock, then found in `timed` without it.
     private let timersByRoute = Mutex<[String: [Metrics.Timer]]>([:])
+    /// The routes timed so far and their timers, in a list that only grows, each entry published once: every
+    /// answer finds its route's timers here, on every event loop at once, without waiting on the others for a
+    /// lock.
+    private let timed = PublishedOnce<TimedRoute>()
     private let factory: PrometheusMetricsFactory
 
     public init(registry: PrometheusCollectorRegistry) {
@@ -50,17 +54,60 @@ public final class RequestCounters: Sendable {
     }
 
     private func timers(_ route: String) -> [Metrics.Timer] {
-        timersByRoute.withLock { known in
-            if let found = known[route] { return found }
-            let name = known.count < Self.routesTimed ? route : "other"
-            if let other = known[name] { return other }
-            let made = Self.statusClasses.map { status in
-                Metrics.Timer(
-                    label: OperatorMetrics.requestDuration, dimensions: [("route", name), ("status", status)],
-                    preferredDisplayUnit: .seconds, factory: factory)
-            }
-            known[name] = made
-            return made
+        var entry = timed.load()
+        var listed = 0
+        while let found = entry {
+            // Lengths first, which a native string knows: most routes differ in theirs.
+            if found.route.utf8.count == route.utf8.count, found.route == route { return found.timers }
+            listed += 1
+            entry = found.next.load()
+        }
+        return timersByRoute.withLock { known in
+            let timers = known[route] ?? made(route, known: &known)
+            // Listed under the lock, so entries are added one at a time; the bound is the guard's, doubled:
+            // routes past it go on being found under the lock.
+            if listed < 2 * Self.routesTimed { append(TimedRoute(route: route, timers: timers)) }
+            return timers
+        }
+    }
+
+    /// The timers of a route not timed yet: its own, or `other`'s past the bound.
+    private func made(_ route: String, known: inout [String: [Metrics.Timer]]) -> [Metrics.Timer] {
+        let name = known.count < Self.routesTimed ? route : "other"
+        if let other = known[name] { return other }
+        let made = Self.statusClasses.map { status in
+            Metrics.Timer(
+                label: OperatorMetrics.requestDuration, dimensions: [("route", name), ("status", status)],
+                preferredDisplayUnit: .seconds, factory: factory)
+        }
+        known[name] = made
+        return made
+    }
+
+    /// Adds `entry` at the end of `timed` (under `timersByRoute`'s lock; a route already listed is not again).
+    private func append(_ entry: TimedRoute) {
+        guard let first = timed.load() else {
+            _ = timed.storeIfNil(entry)
+            return
+        }
+        var last = first
+        while true {
+            if last.route == entry.route { return }
+            guard let next = last.next.load() else { break }
+            last = next
+        }
+        _ = last.next.storeIfNil(entry)
+    }
+
+    /// One entry of `timed`.
+    private final class TimedRoute: Sendable {
+        let route: String
+        let timers: [Metrics.Timer]
+        let next = PublishedOnce<TimedRoute>()
+
+        init(route: String, timers: [Metrics.Timer]) {
+            self.route = route
+            self.timers = timers
         }
     }
 }

@@ -45,6 +45,32 @@ struct RequestCountersTests {
         #expect(samples[#"onthemap_http_requests_total{status="2xx",door="router"}"#] == Double(routes + 1))
     }
 
+    @Test func answersTimedFromManyThreadsAtOnceAreEachTimedUnderTheirRoute() async {
+        let registry = PrometheusCollectorRegistry()
+        let counters = RequestCounters(registry: registry)
+        // Eight tasks at once, each answering the same 10 routes in its own order, every route's first answers
+        // racing to list it.
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for round in 0..<50 {
+                        for index in 0..<10 {
+                            let route = "GET /route\((index + task + round) % 10)"
+                            counters.answered(route: route, status: .ok, since: .now, door: .prepared)
+                        }
+                    }
+                }
+            }
+        }
+
+        let samples = Self.samples(registry)
+        let duration = "onthemap_http_request_duration_seconds_count"
+        for index in 0..<10 {
+            #expect(samples[#"\#(duration){route="GET /route\#(index)",status="2xx"}"#] == 400)
+        }
+        #expect(samples[#"onthemap_http_requests_total{status="2xx",door="prepared"}"#] == 4000)
+    }
+
     /// The registry's samples, as `/metrics` would show them.
     static func samples(_ registry: PrometheusCollectorRegistry) -> [String: Double] {
         var buffer: [UInt8] = []
