@@ -54,21 +54,30 @@ public final class RequestCounters: Sendable {
     }
 
     private func timers(_ route: String) -> [Metrics.Timer] {
-        var entry = timed.load()
-        var listed = 0
-        while let found = entry {
-            // Lengths first, which a native string knows: most routes differ in theirs.
-            if found.route.utf8.count == route.utf8.count, found.route == route { return found.timers }
-            listed += 1
-            entry = found.next.load()
-        }
+        if let found = listed(route).found { return found.timers }
         return timersByRoute.withLock { known in
+            // Walked again under the lock, which every addition holds: what it finds last stays last.
+            let walk = listed(route)
+            if let found = walk.found { return found.timers }
             let timers = known[route] ?? made(route, known: &known)
-            // Listed under the lock, so entries are added one at a time; the bound is the guard's, doubled:
-            // routes past it go on being found under the lock.
-            if listed < 2 * Self.routesTimed { append(TimedRoute(route: route, timers: timers)) }
+            // The bound is the guard's, doubled: routes past it go on being found under the lock.
+            if walk.count < 2 * Self.routesTimed {
+                let entry = TimedRoute(route: route, timers: timers)
+                _ = (walk.last?.next ?? timed).storeIfNil(entry)
+            }
             return timers
         }
+    }
+
+    /// `route`'s entry in `timed`; else its last entry and how many there are.
+    private func listed(_ route: String) -> (found: TimedRoute?, last: TimedRoute?, count: Int) {
+        var (entry, last, count) = (timed.load(), TimedRoute?.none, 0)
+        while let current = entry {
+            // Lengths first, which a native string knows: most routes differ in theirs.
+            if current.route.utf8.count == route.utf8.count, current.route == route { return (current, nil, count) }
+            (last, count, entry) = (current, count + 1, current.next.load())
+        }
+        return (nil, last, count)
     }
 
     /// The timers of a route not timed yet: its own, or `other`'s past the bound.
@@ -82,21 +91,6 @@ public final class RequestCounters: Sendable {
         }
         known[name] = made
         return made
-    }
-
-    /// Adds `entry` at the end of `timed` (under `timersByRoute`'s lock; a route already listed is not again).
-    private func append(_ entry: TimedRoute) {
-        guard let first = timed.load() else {
-            _ = timed.storeIfNil(entry)
-            return
-        }
-        var last = first
-        while true {
-            if last.route == entry.route { return }
-            guard let next = last.next.load() else { break }
-            last = next
-        }
-        _ = last.next.storeIfNil(entry)
     }
 
     /// One entry of `timed`.
