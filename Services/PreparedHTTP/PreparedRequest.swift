@@ -106,12 +106,17 @@ extension HTTPFields {
     /// The header list HTTP/1's parser made (a request's or, at the gateway's hop, an answer's), `Host`
     /// among the rest: where NIO's own list becomes fields, once. A field whose name is not a token cannot
     /// be a field and is dropped, as the router's conversion drops it.
+    ///
+    /// The fields go in with one `append(contentsOf:)`: `append` of one field is `RangeReplaceableCollection`'s,
+    /// which reaches `HTTPFields` through a generic `replaceSubrange` for each field.
     public init(parsed headers: HTTPHeaders) {
-        self.init()
-        reserveCapacity(headers.count)
+        var fields: [HTTPField] = []
+        fields.reserveCapacity(headers.count)
         for (name, value) in headers {
-            if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
         }
+        self.init()
+        append(contentsOf: fields)
     }
 }
 

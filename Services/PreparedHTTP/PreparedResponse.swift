@@ -70,12 +70,19 @@ public struct PreparedResponse: Sendable, Equatable {
         var head = ByteBuffer()
         // The reason phrase as the router's answers spell it (NIO's), which a status relayed from another
         // service by its bare code would otherwise lack.
-        head.writeString("HTTP/1.1 \(status.code) \(HTTPResponseStatus(statusCode: status.code).reasonPhrase)\r\n")
+        // Written piece by piece: an interpolated string would be made and copied for each answer first.
+        head.writeStaticString("HTTP/1.1 ")
+        head.writeString(String(status.code))
+        head.writeStaticString(" ")
+        head.writeString(HTTPResponseStatus(statusCode: status.code).reasonPhrase)
+        head.writeStaticString("\r\n")
         for field in headers { Self.write(field, to: &head) }
         if chunked {
             head.writeStaticString("Transfer-Encoding: chunked\r\n")
         } else {
-            head.writeString("Content-Length: \(body?.readableBytes ?? 0)\r\n")
+            head.writeStaticString("Content-Length: ")
+            head.writeString(String(body?.readableBytes ?? 0))
+            head.writeStaticString("\r\n")
         }
         parts = Parts(status: status, headers: headers, body: body, head: head)
     }

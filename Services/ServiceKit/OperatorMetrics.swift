@@ -6,9 +6,10 @@ import Synchronization
 /// registry that `/metrics` writes out, and without that (in tests) these are not recorded.
 ///
 /// A handle looked up by name and labels costs a registry lock and a dictionary search, so each one is made
-/// once and kept here. Finding it again still costs a key joined from the labels, one lock of our own and
-/// a cast: small beside a query or a call to another service, but not beside a read answered from memory,
-/// which is why `RequestCounters` keeps its timers by route itself.
+/// once and kept here, in a table of its own kind. Finding it again costs one lock of our own and a search
+/// keyed by the name and the label values as given (no key joined into a new string, no cast from an
+/// existential): small beside a query or a call to another service, but not beside a read answered from
+/// memory, which is why `RequestCounters` keeps its timers by route itself.
 public enum OperatorMetrics {
     /// Time to answer (from the request head to the answer handed to the connection), by route and status
     /// class; `RequestCounters` keeps these.
@@ -30,29 +31,54 @@ public enum OperatorMetrics {
     /// from what a client sent unchecked, but a bound keeps a mistake from growing the registry without end.
     static let labelSetsPerMetric = 200
 
-    private static let handles = Mutex<[String: any Sendable]>([:])
+    /// One kind of handle (timers, counters or meters), by name and labels.
+    private struct Handles<Handle: Sendable>: Sendable {
+        struct Key: Hashable {
+            let name: String
+            /// Label names and values in turn.
+            let labels: [String]
+        }
 
-    private static func handle<T: Sendable>(_ name: String, _ labels: [(String, String)], make: (String, [(String, String)]) -> T) -> T {
-        let key = ([name] + labels.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+        var made: [Key: Handle] = [:]
+        /// How many label sets each name has.
+        var labelSets: [String: Int] = [:]
+    }
+
+    private static let timers = Mutex(Handles<Timer>())
+    private static let counters = Mutex(Handles<Counter>())
+    private static let meters = Mutex(Handles<Meter>())
+
+    private static func handle<Handle: Sendable>(
+        _ handles: borrowing Mutex<Handles<Handle>>, _ name: String, _ labels: [(String, String)],
+        make: (String, [(String, String)]) -> Handle
+    ) -> Handle {
+        var flat: [String] = []
+        flat.reserveCapacity(labels.count * 2)
+        for (label, value) in labels {
+            flat.append(label)
+            flat.append(value)
+        }
+        let key = Handles<Handle>.Key(name: name, labels: flat)
         return handles.withLock { handles in
-            if let found = handles[key] as? T { return found }
-            let count = handles.keys.count { $0.hasPrefix(name + "|") }
+            if let found = handles.made[key] { return found }
+            let count = handles.labelSets[name, default: 0]
             let made = count < labelSetsPerMetric ? make(name, labels) : make(name, labels.map { ($0.0, "other") })
-            handles[key] = made
+            handles.made[key] = made
+            handles.labelSets[name] = count + 1
             return made
         }
     }
 
     private static func timer(_ name: String, _ labels: [(String, String)]) -> Timer {
-        handle(name, labels) { Timer(label: $0, dimensions: $1, preferredDisplayUnit: .seconds) }
+        handle(timers, name, labels) { Timer(label: $0, dimensions: $1, preferredDisplayUnit: .seconds) }
     }
 
     private static func counter(_ name: String, _ labels: [(String, String)]) -> Counter {
-        handle(name, labels) { Counter(label: $0, dimensions: $1) }
+        handle(counters, name, labels) { Counter(label: $0, dimensions: $1) }
     }
 
     private static func meter(_ name: String) -> Meter {
-        handle(name, []) { Meter(label: $0, dimensions: $1) }
+        handle(meters, name, []) { Meter(label: $0, dimensions: $1) }
     }
 
     public static func refused(_ reason: String) {

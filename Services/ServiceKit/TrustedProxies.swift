@@ -98,10 +98,10 @@ public struct TrustedProxies: Sendable, Equatable {
 
 extension TrustedProxies {
     /// The client's address of a request answered before the router: the connection's peer, or what a
-    /// trusted proxy there says of it.
-    public func clientAddress(peer: SocketAddress?, headers: HTTPFields) -> String? {
+    /// trusted proxy there says of it (`forwardedFor`: the request's `X-Forwarded-For` lines, joined).
+    public func clientAddress(peer: SocketAddress?, forwardedFor: String?) -> String? {
         let address = peer?.ipAddress
-        return isEmpty ? address : clientAddress(peer: address, forwardedFor: headers[values: Self.forwardedFor])
+        return isEmpty ? address : clientAddress(peer: address, forwardedFor: forwardedFor.map { [$0] } ?? [])
     }
 
     public static let forwardedFor = HTTPField.Name("X-Forwarded-For")!

@@ -35,8 +35,15 @@ struct SessionToken: Sendable, Hashable {
         return SessionToken("\(time.millisecondsSince1970 / 1000)S\(bytes.hexString)")
     }
 
-    var hash: [UInt8] { Array(SHA256.hash(data: Array(rawValue.utf8))) }
+    /// Both read the token's bytes where they are: every write through the gateway asks for them.
+    var hash: [UInt8] {
+        var token = rawValue
+        return token.withUTF8 { Array(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
+    }
 
     /// Anything else cannot be one of ours; it is refused before touching the database.
-    var isWellFormed: Bool { rawValue.utf8.count <= 128 && rawValue.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
+    var isWellFormed: Bool {
+        var token = rawValue
+        return token.withUTF8 { $0.count <= 128 && $0.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
+    }
 }

@@ -34,88 +34,144 @@ struct LocationWriteForwarder: Sendable {
         let legacyParse: Bool
         /// The class map the write is on, as its path names it (nil: the default map); checked by `forward`.
         var map: String? = nil
-        /// The client's headers, `Host` among them. No query: the writes take none, so none is forwarded.
+        /// Sent from another site's page (`OriginCheck`).
+        let crossSite: Bool
+        /// The session the request presents, if any.
+        let token: SessionToken?
+        /// Whether the client sent an `Idempotency-Key`.
+        let retriable: Bool
+        /// `X-Forwarded-For`'s lines, joined, for `TrustedProxies`.
+        let forwardedFor: String?
+        /// The client's headers that reach the service (`LocationsClient.forwardedHeaders`). No query: the
+        /// writes take none, so none is forwarded.
         let headers: HTTPFields
         /// nil when it was longer than `maximumBodySize`: refused, once the writer is known to be allowed.
-        let body: ByteBuffer?
+        var body: ByteBuffer?
         let requestID: String
         /// The connection's peer: the client, or a proxy in front of it.
         var peer: SocketAddress?
         /// The request's trace (`ServiceContext.topLevel` when none is recorded).
         var context: ServiceContext = .topLevel
+
+        /// What the write needs of the request's head, each header read once, in place: the parser's lines
+        /// are not made into fields, only the few that are forwarded.
+        init(_ request: PreparedRequest, objectId: String?, legacyParse: Bool, map: String?, siteDomain: CookieDomain?) {
+            method = request.method
+            self.objectId = objectId
+            self.legacyParse = legacyParse
+            self.map = map
+            crossSite = OriginCheck.isCrossSite(request, siteDomain: siteDomain)
+            token = SessionCookies.token(in: request)
+            retriable = request.header(.idempotencyKey) != nil
+            forwardedFor = request.header(TrustedProxies.forwardedFor)
+            var headers = HTTPFields()
+            for name in LocationsClient.forwardedHeaders {
+                if let value = request.header(name) { headers.append(HTTPField(name: name, value: value)) }
+            }
+            self.headers = headers
+            requestID = RequestIDMiddleware.resolve(request.header(.requestID))
+        }
     }
 
     /// A POST to a StudentLocation mount, or a PUT or DELETE of one pin (`objectId` as sent: `forward`
     /// checks it), answered once its body has arrived.
     func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool, map: String? = nil) -> PreparedHandling {
-        let requestID = RequestIDMiddleware.resolve(request.header(.requestID))
-        let (method, headers) = (request.method, request.headers)
+        let write = Write(request, objectId: objectId, legacyParse: legacyParse, map: map, siteDomain: siteDomain)
         return .deferred(
             PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop, peer, context in
-                forward(
-                    Write(
-                        method: method, objectId: objectId, legacyParse: legacyParse, map: map, headers: headers,
-                        body: body, requestID: requestID, peer: peer, context: context), on: eventLoop)
+                var write = write
+                (write.body, write.peer, write.context) = (body, peer, context)
+                return forward(write, on: eventLoop)
             })
     }
 
+    /// The write's answer. On the common path (a session this replica holds, a write a lease covers) it is
+    /// decided without a future of its own until the service is asked: each link of a chain of futures
+    /// costs an allocation and a release of a generic object, and this is the gateway's busiest write.
     func forward(_ write: Write, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {
-        guard !OriginCheck.isCrossSite(write.headers, siteDomain: siteDomain) else {
+        guard !write.crossSite else {
             return eventLoop.makeSucceededFuture(ParseWire.refusal(.crossOrigin, requestID: write.requestID))
         }
-        guard let token = SessionCookies.token(in: write.headers) else {
+        guard let token = write.token else {
             return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
         }
-        return account(for: token, context: write.context, on: eventLoop).flatMap { account -> EventLoopFuture<PreparedResponse> in
-            guard let account else { return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
-            let path: String
-            do throws(GatewayError) {
-                path = try LocationsClient.mapPrefix(write.map) + LocationsClient.locationPath(write.objectId)
-            } catch {
-                return eventLoop.makeSucceededFuture(ParseWire.refusal(error, requestID: write.requestID))
-            }
-            guard let body = write.body else {
-                return eventLoop.makeSucceededFuture(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
-            }
-            let subjects = limit.subjects(
-                account: account.key, address: trustedProxies.clientAddress(peer: write.peer, headers: write.headers),
-                map: write.map.flatMap(MapSlug.init))
-            return counted(subjects, on: eventLoop).flatMap { decision in
-                let wait: Int? = if case .wait(let seconds) = decision { seconds } else { nil }
-                // Past the limit, a retried post may still get the answer to its earlier attempt: nothing new is appended.
-                let replayOnly = wait != nil && write.method == .POST && write.headers[.idempotencyKey] != nil
-                if let wait, !replayOnly {
-                    return eventLoop.makeSucceededFuture(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
-                }
-                return locations.forward(
-                    method: write.method, path: path, query: nil, headers: write.headers, body: body,
-                    actor: account.actor, requestID: write.requestID, replayOnly: replayOnly, on: eventLoop, context: write.context
-                )
-                .map { answer in
-                    if let wait, answer.status == HTTPResponse.Status.preconditionFailed.code {
-                        return ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID)
-                    }
-                    if answer.headers[.replayed] != nil, !replayOnly { giveBack(subjects) }
-                    if (200..<300).contains(answer.status) {
-                        if let slug = write.map.flatMap(MapSlug.init) { mapLists.invalidate(slug) } else { latest.invalidate() }
-                    }
-                    var status = HTTPResponse.Status(code: answer.status)
-                    if write.legacyParse, write.method == .POST, status == .ok { status = .created }
-                    return Self.relay(answer, status: status, requestID: write.requestID)
-                }
-            }
-        }.recover { error in
-            ParseWire.refusal(GatewayError.meaning(of: error, logger: locations.logger, requestID: write.requestID), requestID: write.requestID)
+        switch sessions.cachedLookup(token) {
+        case .live(let account):
+            return forward(write, as: account, on: eventLoop)
+        case .malformed:
+            return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
+        case .unknown(let digest):
+            return lookUp(digest, context: write.context, on: eventLoop).flatMap { account in
+                guard let account else { return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
+                return forward(write, as: account, on: eventLoop)
+            }.recover { refusal(for: $0, of: write) }
         }
     }
 
-    /// Counts the write against its subjects, or answers the seconds to wait: on the event loop when that
-    /// can be decided at once (a write this replica counted already), else from a task that asks the database.
-    private func counted(_ subjects: [WriteLimit.Subject], on eventLoop: any EventLoop) -> EventLoopFuture<WriteDecision> {
-        if let decided = limit.decideAtOnce(subjects) { return eventLoop.makeSucceededFuture(decided) }
-        let promise = eventLoop.makePromise(of: WriteDecision.self)
-        promise.completeWithTask { try await limit.take(subjects) }
-        return promise.futureResult
+    /// The write of a known session's account: counted against its subjects, then forwarded.
+    private func forward(_ write: Write, as account: Account, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {
+        let path: String
+        do throws(GatewayError) {
+            path = try LocationsClient.mapPrefix(write.map) + LocationsClient.locationPath(write.objectId)
+        } catch {
+            return eventLoop.makeSucceededFuture(ParseWire.refusal(error, requestID: write.requestID))
+        }
+        guard let body = write.body else {
+            return eventLoop.makeSucceededFuture(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
+        }
+        let subjects = limit.subjects(
+            account: account.key, address: trustedProxies.clientAddress(peer: write.peer, forwardedFor: write.forwardedFor),
+            map: write.map.flatMap(MapSlug.init))
+        // At once when it can be decided without waiting (a write this replica counted already), else from a
+        // task that asks the database.
+        if let decided = limit.decideAtOnce(subjects) {
+            return send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop)
+        }
+        let decision = eventLoop.makePromise(of: WriteDecision.self)
+        decision.completeWithTask { try await limit.take(subjects) }
+        return decision.futureResult.flatMap { decided in
+            send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop)
+        }.recover { refusal(for: $0, of: write) }
+    }
+
+    /// Sends the counted write to the service (or refuses it past the limit) and relays the answer.
+    private func send(
+        _ write: Write, as account: Account, path: String, body: ByteBuffer, subjects: [WriteLimit.Subject], decision: WriteDecision,
+        on eventLoop: any EventLoop
+    ) -> EventLoopFuture<PreparedResponse> {
+        let wait: Int? = if case .wait(let seconds) = decision { seconds } else { nil }
+        // Past the limit, a retried post may still get the answer to its earlier attempt: nothing new is appended.
+        let replayOnly = wait != nil && write.method == .POST && write.retriable
+        if let wait, !replayOnly {
+            return eventLoop.makeSucceededFuture(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
+        }
+        let answered = eventLoop.makePromise(of: PreparedResponse.self)
+        locations.forward(
+            method: write.method, path: path, query: nil, headers: write.headers, body: body,
+            actor: account.actor, requestID: write.requestID, replayOnly: replayOnly, on: eventLoop, context: write.context
+        ).whenComplete { result in
+            switch result {
+            case .success(let answer):
+                if let wait, answer.status == HTTPResponse.Status.preconditionFailed.code {
+                    return answered.succeed(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
+                }
+                if answer.headers[.replayed] != nil, !replayOnly { giveBack(subjects) }
+                if (200..<300).contains(answer.status) {
+                    if let slug = write.map.flatMap(MapSlug.init) { mapLists.invalidate(slug) } else { latest.invalidate() }
+                }
+                var status = HTTPResponse.Status(code: answer.status)
+                if write.legacyParse, write.method == .POST, status == .ok { status = .created }
+                answered.succeed(Self.relay(answer, status: status, requestID: write.requestID))
+            case .failure(let error):
+                answered.succeed(refusal(for: error, of: write))
+            }
+        }
+        return answered.futureResult
+    }
+
+    /// A failure on the way (the database, the service) as the client is told it.
+    private func refusal(for error: any Error, of write: Write) -> PreparedResponse {
+        ParseWire.refusal(GatewayError.meaning(of: error, logger: locations.logger, requestID: write.requestID), requestID: write.requestID)
     }
 
     /// The write was the retry of one already made: it does not count again.
@@ -129,33 +185,30 @@ struct LocationWriteForwarder: Sendable {
         }
     }
 
-    /// The session's account, from this replica's cache without leaving the event loop when it holds the
-    /// session (PostgreSQL is asked at most once a minute per session). Only a lookup that goes to PostgreSQL
-    /// is traced, as "session lookup" under the request's trace when one is recorded: one answered from the
-    /// cache did no work worth a span.
-    private func account(for token: SessionToken, context: ServiceContext, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
-        switch sessions.cachedLookup(token) {
-        case .live(let account):
-            return eventLoop.makeSucceededFuture(account)
-        case .malformed:
-            return eventLoop.makeSucceededFuture(nil)
-        case .unknown(let digest):
-            let span = RequestTracing.traces(context) ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
-            let promise = eventLoop.makePromise(of: Account?.self)
-            promise.completeWithTask { try await ServiceContext.withValue(span?.context ?? context) { try await sessions.account(digest: digest) } }
-            guard let span else { return promise.futureResult }
-            return promise.futureResult.always { _ in span.end() }
-        }
+    /// The account of a session this replica's cache does not hold, from PostgreSQL (asked at most once a
+    /// minute per session), traced as "session lookup" under the request's trace when one is recorded: one
+    /// answered from the cache did no work worth a span.
+    private func lookUp(_ digest: [UInt8], context: ServiceContext, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
+        let span = RequestTracing.traces(context) ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
+        let promise = eventLoop.makePromise(of: Account?.self)
+        promise.completeWithTask { try await ServiceContext.withValue(span?.context ?? context) { try await sessions.account(digest: digest) } }
+        guard let span else { return promise.futureResult }
+        return promise.futureResult.always { _ in span.end() }
     }
 
     /// The service's answer as the client gets it: its status, body and the headers that mean something
     /// to a client.
+    /// Each line is copied as the service wrote it (`HTTPFields`' subscript would join a name's lines into a
+    /// new string), in the order of `relayed`.
     static func relay(_ answer: LocationsClient.Answer, status: HTTPResponse.Status, requestID: String) -> PreparedResponse {
         var fields = HTTPFields()
-        for name in [HTTPField.Name.contentType, .eTag, .cacheControl, .retryAfter] {
-            if let value = answer.headers[name] { fields[name] = value }
+        fields.reserveCapacity(relayed.count + 1)
+        for name in relayed {
+            for field in answer.headers where field.name == name { fields.append(field) }
         }
-        fields[.requestID] = requestID
+        fields.append(HTTPField(name: .requestID, value: requestID))
         return PreparedResponse(status: status, headers: fields, body: answer.body)
     }
+
+    private static let relayed: [HTTPField.Name] = [.contentType, .eTag, .cacheControl, .retryAfter]
 }

@@ -169,9 +169,10 @@ struct MapsProxyController: Sendable {
         _ request: Request, context: GatewayRequestContext, path: String, signedIn: Bool = true, creating: Bool = false,
         joining: Bool = false, inviting: Bool = false
     ) async throws -> Response {
-        let headers = PreparedRequest(request).headers
+        let prepared = PreparedRequest(request)
+        let headers = prepared.headers
         let changes = request.method != .get
-        if changes, OriginCheck.isCrossSite(headers, siteDomain: siteDomain) { throw GatewayError.crossOrigin }
+        if changes, OriginCheck.isCrossSite(prepared, siteDomain: siteDomain) { throw GatewayError.crossOrigin }
         let account = try await account(request)
         guard account != nil || !signedIn else { throw GatewayError.notLoggedInForMaps }
         if creating, let creators, let account, !creators.admits(account) { throw GatewayError.mapCreationRestricted }

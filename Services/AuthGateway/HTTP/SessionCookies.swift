@@ -57,9 +57,9 @@ struct SessionCookies: Sendable {
 /// host it was sent to, or that the browser marks `Sec-Fetch-Site: cross-site`. Apps send neither. Under
 /// `SESSION_COOKIE_DOMAIN` (`siteDomain`) the names below it are one site: a page on one may write to another.
 enum OriginCheck {
-    /// A request answered before the router: its `Host` is among its fields (`PreparedRequest.headers`).
-    static func isCrossSite(_ headers: HTTPFields, siteDomain: CookieDomain?) -> Bool {
-        isCrossSite(site: headers[secFetchSite], origin: headers[.origin], host: headers[.host], siteDomain: siteDomain)
+    /// A request answered before the router: its `Host` is among its headers (`PreparedRequest.header`).
+    static func isCrossSite(_ request: PreparedRequest, siteDomain: CookieDomain?) -> Bool {
+        isCrossSite(site: request.header(secFetchSite), origin: request.header(.origin), host: request.header(.host), siteDomain: siteDomain)
     }
 
     /// `host` is the authority the request was sent to (its `Host` header).

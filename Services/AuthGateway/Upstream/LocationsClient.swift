@@ -136,18 +136,22 @@ struct LocationsClient: Sendable {
         } else if RequestTracing.enabled {
             RequestTracing.injectNotKept(into: &outgoing)
         }
-        return http.execute(method: method, target: target, headers: outgoing, body: body, timeout: timeout ?? self.timeout, on: eventLoop)
-            .map { answer in
+        let answer = http.execute(method: method, target: target, headers: outgoing, body: body, timeout: timeout ?? self.timeout, on: eventLoop)
+        // Counted and traced beside the answer rather than in a link of its own: one future fewer per call.
+        answer.whenComplete { result in
+            switch result {
+            case .success(let answer):
                 OperatorMetrics.called("locations-service", result: "ok", since: start)
                 span.map { RequestTracing.end($0, status: answer.status) }
-                return answer
-            }
-            .flatMapErrorThrowing { [logger] error in
+            case .failure(let error):
                 OperatorMetrics.called("locations-service", result: "unavailable", since: start)
                 span.map { RequestTracing.end($0, error: error) }
-                logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
-                throw GatewayError.locationsUnavailable
             }
+        }
+        return answer.flatMapErrorThrowing { [logger] error in
+            logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
+            throw GatewayError.locationsUnavailable
+        }
     }
 
     /// A value that stays one header field when written out again: no CR, LF, NUL or other control
