@@ -196,7 +196,12 @@ final class InternalHTTPClient: LocationsHop {
         private let pool: LoopPool
         private var state: HopExchangeState<Exchange>
         private var context: ChannelHandlerContext?
-        private var timeout: Scheduled<Void>?
+        /// The exchange under way's deadline (in the pool's time), nil between exchanges.
+        private var deadline: NIODeadline?
+        /// Fires at or before `deadline`: one timer per connection rather than one per exchange, since
+        /// arming and cancelling a scheduled task costs more than the rest of an exchange's bookkeeping. At
+        /// each firing it fails an exchange whose time is up, or is armed again for the one under way.
+        private var timer: (task: Scheduled<Void>, at: NIODeadline)?
 
         init(pool: LoopPool, maximumAnswer: Int) {
             self.pool = pool
@@ -219,6 +224,8 @@ final class InternalHTTPClient: LocationsHop {
 
         func channelInactive(context: ChannelHandlerContext) {
             perform(state.fail(Failure.connectionClosed))
+            timer?.task.cancel()
+            timer = nil
             pool.closed(self)
             context.fireChannelInactive()
         }
@@ -229,22 +236,45 @@ final class InternalHTTPClient: LocationsHop {
 
         func close() { context?.close(promise: nil) }
 
+        private func arm(at when: NIODeadline, on loop: any EventLoop) {
+            let handler = NIOLoopBound(self, eventLoop: loop)
+            timer = (loop.scheduleTask(in: when - pool.settings.now()) { handler.value.fire() }, when)
+        }
+
+        /// The timer's firing: an exchange whose time is up fails; one with time left is timed again; with
+        /// none under way, the connection is untimed until its next exchange.
+        private func fire() {
+            timer = nil
+            guard let deadline, let context else { return }
+            if pool.settings.now() >= deadline {
+                perform(state.fail(Failure.timedOut))
+            } else {
+                arm(at: deadline, on: context.eventLoop)
+            }
+        }
+
         private func perform(_ action: HopExchangeState<Exchange>.Action) {
             guard let context else { return }
             switch action {
             case .none:
                 break
             case .send(let exchange):
-                let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-                timeout = context.eventLoop.scheduleTask(in: exchange.deadline - pool.settings.now()) {
-                    handler.value.perform(handler.value.state.fail(Failure.timedOut))
+                deadline = exchange.deadline
+                if let timer, timer.at <= exchange.deadline {
+                    // Armed for an earlier deadline: at its firing it is armed again for this one.
+                } else {
+                    timer?.task.cancel()
+                    arm(at: exchange.deadline, on: context.eventLoop)
                 }
                 context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
                 if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             case .finish(let exchange, let result, let reuse):
-                timeout?.cancel()
-                timeout = nil
+                deadline = nil
+                if !reuse {
+                    timer?.task.cancel()
+                    timer = nil
+                }
                 if reuse { pool.released(self) } else { close() }
                 exchange.promise.completeWith(result)
             case .close:
