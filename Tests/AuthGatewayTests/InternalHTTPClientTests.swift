@@ -65,6 +65,37 @@ import Testing
         #expect(server.connections == 2)
     }
 
+    /// A kept-alive connection is timed by the deadline of the exchange under way, whatever the exchanges
+    /// before it on the same connection allowed themselves: a shorter limit than theirs still holds, and a
+    /// longer one is not cut short by theirs.
+    @Test func eachExchangeOnAKeptConnectionHasItsOwnTimeLimit() async throws {
+        let server = try await ScriptedServer.start { request in
+            if request.head.hasPrefix("GET /base/late ") {
+                return .answer("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate", after: .milliseconds(500))
+            }
+            if request.head.hasPrefix("GET /base/silent ") { return .silence }
+            return .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        func get(_ client: InternalHTTPClient, _ target: String, within limit: TimeAmount) async throws -> String {
+            String(buffer: try await client.execute(method: .GET, target: target, headers: [:], body: nil, timeout: limit, on: loop).get().body)
+        }
+
+        // 300 ms, answered at once; then 2 s on the same connection, answered after 500 ms.
+        let first = InternalHTTPClient(endpoint: server.endpoint)
+        #expect(try await get(first, "/", within: .milliseconds(300)) == "{}")
+        #expect(try await get(first, "/late", within: .seconds(2)) == "late", "cut short by the limit of the exchange before")
+
+        // 30 s, answered at once; then 300 ms on the same connection, never answered.
+        let second = InternalHTTPClient(endpoint: server.endpoint)
+        #expect(try await get(second, "/", within: .seconds(30)) == "{}")
+        let started = ContinuousClock.now
+        await #expect(throws: InternalHTTPClient.Failure.timedOut) { try await get(second, "/silent", within: .milliseconds(300)) }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(300) && waited < .seconds(5), "timed by the 30 s of the exchange before")
+        #expect(server.connections == 2)
+    }
+
     @Test func aConnectionClosedBeforeTheAnswerEndsFailsTheRequest() async throws {
         let server = try await ScriptedServer.start { _ in .answer("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"cut", thenClose: true) }
         let client = InternalHTTPClient(endpoint: server.endpoint)
@@ -164,7 +195,7 @@ final class ScriptedServer: Sendable {
     }
 
     enum Reply: Sendable {
-        case answer(String, thenClose: Bool = false)
+        case answer(String, thenClose: Bool = false, after: TimeAmount = .zero)
         case silence
     }
 
@@ -237,9 +268,13 @@ final class ScriptedServer: Sendable {
                 let request = Request(head: head + "\r\n", body: body)
                 log.update { $0.requests.append(request) }
                 switch script(request) {
-                case .answer(let text, let close):
-                    context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text)), promise: nil)
-                    if close { context.close(promise: nil) }
+                case .answer(let text, let close, let delay):
+                    let answer = NIOLoopBound(context, eventLoop: context.eventLoop)
+                    let send: @Sendable () -> Void = {
+                        answer.value.writeAndFlush(NIOAny(ByteBuffer(string: text)), promise: nil)
+                        if close { answer.value.close(promise: nil) }
+                    }
+                    if delay == .zero { send() } else { context.eventLoop.scheduleTask(in: delay, send) }
                 case .silence:
                     break
                 }
