@@ -107,16 +107,15 @@ extension HTTPFields {
     /// among the rest: where NIO's own list becomes fields, once. A field whose name is not a token cannot
     /// be a field and is dropped, as the router's conversion drops it.
     ///
-    /// The fields go in with one `append(contentsOf:)`: `append` of one field is `RangeReplaceableCollection`'s,
-    /// which reaches `HTTPFields` through a generic `replaceSubrange` for each field.
+    /// The fields go in together (`init(_:)`, one `append(contentsOf:)`): `append` of one field is
+    /// `RangeReplaceableCollection`'s, which reaches `HTTPFields` through a generic `replaceSubrange` for each field.
     public init(parsed headers: HTTPHeaders) {
         var fields: [HTTPField] = []
         fields.reserveCapacity(headers.count)
         for (name, value) in headers {
             if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
         }
-        self.init()
-        append(contentsOf: fields)
+        self.init(fields)
     }
 }
 

@@ -118,8 +118,7 @@ struct LocationsClient: Sendable {
         actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?,
         context: ServiceContext? = nil
     ) -> EventLoopFuture<Answer> {
-        // Gathered in an array and added at once: `HTTPFields.append` of one field goes through a generic
-        // `replaceSubrange`.
+        // Gathered in an array and made into fields at once, as `HTTPFields(parsed:)` does.
         var fields: [HTTPField] = []
         fields.reserveCapacity(headers.count + 4)
         for field in headers where Self.forwardedHeaders.contains(field.name) && Self.isSafeFieldValue(field.value) { fields.append(field) }
@@ -127,8 +126,7 @@ struct LocationsClient: Sendable {
         fields.append(HTTPField(name: .requestID, value: requestID))
         if let actor { fields.append(HTTPField(name: .actor, value: Self.header(of: actor))) }
         if replayOnly { fields.append(HTTPField(name: .replayOnly, value: "true")) }
-        var outgoing = HTTPFields()
-        outgoing.append(contentsOf: fields)
+        var outgoing = HTTPFields(fields)
         let target = path + (query.map { "?" + $0 } ?? "")
         let start = ContinuousClock.now
         let traceContext = context ?? ServiceContext.current
