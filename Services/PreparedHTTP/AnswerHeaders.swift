@@ -53,14 +53,88 @@ public struct AnswerHeaders: Sendable {
 
     /// The head of one of the handler's answers, ready to send: its rendered head, then the same headers
     /// (`secure`: the answer reaches its client over HTTPS, on this connection or through a trusted proxy).
-    func render(_ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator) -> ByteBuffer {
+    /// `second`: the time its `Date` says, as `time(nil)` counts; `room`: bytes to leave room for after the head.
+    func render(
+        _ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator, second: Int = time(nil), room: Int = 0
+    ) -> ByteBuffer {
         let trailer = secure || self.secure ? secureTrailer : trailer
-        var head = allocator.buffer(capacity: answer.headLength + 48 + trailer.count)
+        var head = allocator.buffer(capacity: answer.headLength + 48 + trailer.count + room)
         answer.writeHead(to: &head)
         head.writeStaticString("Date: ")
-        head.writeString(HTTPDate.now)
+        head.writeString(HTTPDate.of(second))
         head.writeBytes(trailer)
         return head
+    }
+
+    /// One of the handler's answers whole, head and body in one buffer, as `render` and the body would be
+    /// written; nil when it is not kept (a header appended for one request, a body past `Rendered.largest`).
+    ///
+    /// The same answer goes out many times a second (the hot read), and but for its date every copy is the
+    /// same: it is rendered once a second by each thread that sends it and kept there (`Rendered`), so that
+    /// each request costs one write of one buffer, with no head made or copied. An answer with a header of
+    /// its own (the gateway's request id) is written as before, its head rendered for it and its body
+    /// after it: copying the body into one buffer with that head measured no faster.
+    func whole(_ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator, second: Int = time(nil)) -> ByteBuffer? {
+        guard let shared = answer.shared, (answer.body?.readableBytes ?? 0) <= Rendered.largest else { return nil }
+        let secure = secure || self.secure
+        let rendered = Rendered.ofThisThread
+        if let kept = rendered.find(shared, secure: secure, second: second) { return kept }
+        var whole = render(answer, secure: secure, allocator: allocator, second: second, room: answer.body?.readableBytes ?? 0)
+        if var body = answer.body { whole.writeBuffer(&body) }
+        rendered.keep(whole, of: shared, secure: secure, second: second)
+        return whole
+    }
+
+    /// The whole answers one thread sent lately, a few (`capacity`): what answers most requests is among
+    /// them. An answer is kept by its shared parts, which the entry holds, so the object cannot be
+    /// another's while it is here. Nothing else ever touches a thread's.
+    final class Rendered: @unchecked Sendable {
+        /// The largest body kept whole: a larger one is copied into a buffer of its own once a second at most,
+        /// but a thread keeps `capacity` of them.
+        static let largest = 128 * 1024
+        static let capacity = 8
+        private static let threads = ThreadSpecificVariable<Rendered>()
+
+        private struct Entry {
+            let shared: AnyObject
+            let secure: Bool
+            let second: Int
+            let bytes: ByteBuffer
+        }
+
+        private var entries: [Entry] = []
+        /// Where the next entry goes once all are taken: the oldest made.
+        private var next = 0
+
+        static var ofThisThread: Rendered {
+            if let made = threads.currentValue { return made }
+            let made = Rendered()
+            threads.currentValue = made
+            return made
+        }
+
+        func find(_ shared: AnyObject, secure: Bool, second: Int) -> ByteBuffer? {
+            for entry in entries where entry.shared === shared && entry.secure == secure {
+                return entry.second == second ? entry.bytes : nil
+            }
+            return nil
+        }
+
+        func keep(_ bytes: ByteBuffer, of shared: AnyObject, secure: Bool, second: Int) {
+            let entry = Entry(shared: shared, secure: secure, second: second, bytes: bytes)
+            // Its own earlier second's entry, else one of an earlier second (that answer may be gone for
+            // good: a list that changed), else a free one, else the oldest made.
+            if let index = entries.firstIndex(where: { $0.shared === shared && $0.secure == secure })
+                ?? entries.firstIndex(where: { $0.second != second })
+            {
+                entries[index] = entry
+            } else if entries.count < Self.capacity {
+                entries.append(entry)
+            } else {
+                entries[next] = entry
+                next = (next + 1) % Self.capacity
+            }
+        }
     }
 }
 
@@ -76,8 +150,10 @@ enum HTTPDate {
         var text = ""
     }
 
-    static var now: String {
-        let second = time(nil)
+    static var now: String { of(time(nil)) }
+
+    /// The value for `second` (as `time(nil)` counts), formatted again only when the second changes.
+    static func of(_ second: Int) -> String {
         let cache: Cache
         if let made = self.cache.currentValue {
             cache = made

@@ -52,6 +52,10 @@ public struct PreparedResponse: Sendable, Equatable {
         if let appended { Self.write(appended, to: &buffer) }
     }
 
+    /// What every request answered with this very answer shares, and nothing else: the parts, unless a
+    /// header was appended for this request alone (nil then). A whole rendered answer is kept by it.
+    var shared: AnyObject? { appended == nil ? parts : nil }
+
     /// The length of `head`.
     var headLength: Int {
         parts.head.readableBytes + (appended.map { $0.name.rawName.utf8.count + $0.value.utf8.count + 4 } ?? 0)

@@ -154,8 +154,12 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
     /// shutting down, lets the connection close).
     private func write(_ answer: PreparedResponse, context: ChannelHandlerContext) {
         let output = self.output ?? context
-        output.write(NIOAny(headers.render(answer, secure: forwardedHTTPS, allocator: context.channel.allocator)), promise: nil)
-        if let body = answer.body { output.write(NIOAny(body), promise: nil) }
+        if let whole = headers.whole(answer, secure: forwardedHTTPS, allocator: context.channel.allocator) {
+            output.write(NIOAny(whole), promise: nil)
+        } else {
+            output.write(NIOAny(headers.render(answer, secure: forwardedHTTPS, allocator: context.channel.allocator)), promise: nil)
+            if let body = answer.body { output.write(NIOAny(body), promise: nil) }
+        }
         output.flush()
         if let taken { answered(taken.route, answer.status, taken.since) }
         taken = nil

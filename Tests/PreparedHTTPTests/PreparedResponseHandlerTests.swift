@@ -467,3 +467,65 @@ import Testing
         #expect(!channel.isActive)
     }
 }
+
+/// An answer sent many times a second goes out whole, head and body in one buffer rendered once a second
+/// by each thread: the same bytes as its head and body written apart, its date that of the second it is
+/// sent in.
+@Suite struct WholeAnswerTests {
+    let headers = AnswerHeaders(serverName: "test-server")
+    let allocator = ByteBufferAllocator()
+
+    func answer(_ body: String) -> PreparedResponse {
+        PreparedResponse(status: .ok, headers: [.contentType: "application/json", .eTag: "\"abc\""], body: ByteBuffer(string: body))
+    }
+
+    @Test func aWholeAnswerIsItsHeadThenItsBodyAndIsKeptForItsSecond() throws {
+        let list = answer(#"{"results":[]}"#)
+        let second = 784_111_777
+        let whole = try #require(headers.whole(list, allocator: allocator, second: second))
+        var apart = headers.render(list, allocator: allocator, second: second)
+        apart.writeString(#"{"results":[]}"#)
+        #expect(whole == apart)
+        #expect(String(buffer: whole).contains("\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"))
+        // Kept: the same storage again, not a copy.
+        let again = try #require(headers.whole(list, allocator: allocator, second: second))
+        #expect(again.withUnsafeReadableBytes { $0.baseAddress } == whole.withUnsafeReadableBytes { $0.baseAddress })
+    }
+
+    @Test func theNextSecondsAnswerHasTheNextSecondsDate() throws {
+        let list = answer("[1]")
+        let first = try #require(headers.whole(list, allocator: allocator, second: 784_111_777))
+        let next = try #require(headers.whole(list, allocator: allocator, second: 784_111_778))
+        #expect(String(buffer: first).contains("Date: Sun, 06 Nov 1994 08:49:37 GMT"))
+        #expect(String(buffer: next).contains("Date: Sun, 06 Nov 1994 08:49:38 GMT"))
+        #expect(String(buffer: next).hasSuffix("\r\n\r\n[1]"))
+    }
+
+    @Test func overHTTPSTheKeptAnswerIsAnotherWithStrictTransportSecurity() throws {
+        let list = answer("[2]")
+        let plain = try #require(headers.whole(list, allocator: allocator, second: 784_111_777))
+        let secure = try #require(headers.whole(list, secure: true, allocator: allocator, second: 784_111_777))
+        #expect(!String(buffer: plain).contains("Strict-Transport-Security"))
+        #expect(String(buffer: secure).contains("\r\nStrict-Transport-Security: max-age=31536000\r\n"))
+        #expect(try #require(headers.whole(list, allocator: allocator, second: 784_111_777)) == plain)
+    }
+
+    @Test func anAnswerWithAHeaderOfItsOwnOrABodyPastTheLimitIsWrittenApart() {
+        var withId = answer("[3]")
+        withId.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: "r1"))
+        #expect(headers.whole(withId, allocator: allocator) == nil)
+        let large = answer(String(repeating: "x", count: AnswerHeaders.Rendered.largest + 1))
+        #expect(headers.whole(large, allocator: allocator) == nil)
+    }
+
+    @Test func anotherAnswerIsNeverTakenForAKeptOne() throws {
+        // More answers than a thread keeps, each sent twice in the same second: each gets its own bytes.
+        let answers = (0..<(AnswerHeaders.Rendered.capacity * 2)).map { answer("[\($0)]") }
+        for _ in 0..<2 {
+            for (index, each) in answers.enumerated() {
+                let whole = try #require(headers.whole(each, allocator: allocator, second: 784_111_777))
+                #expect(String(buffer: whole).hasSuffix("\r\n\r\n[\(index)]"))
+            }
+        }
+    }
+}
