@@ -30,6 +30,16 @@ import Testing
         }
     }
 
+    @Test func aMadeRequestIDIsThisProcesssPrefixAndItsNumberInHexadecimal() throws {
+        let first = RequestIDMiddleware.id(0)
+        let prefix = try #require(first.split(separator: "-").first)
+        #expect(prefix.count == 16 && prefix.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+        for (count, digits) in [(0, "0"), (15, "f"), (16, "10"), (0xdead_beef, "deadbeef"), (UInt64.max, "ffffffffffffffff")] as [(UInt64, String)] {
+            #expect(RequestIDMiddleware.id(count) == "\(prefix)-\(digits)")
+        }
+        #expect(RequestIDMiddleware.make() != RequestIDMiddleware.make())
+    }
+
     @Test func theCachedLatestListFollowsChangesMadeElsewhere() async throws {
         try await withGateway { client, fixture in
             let student = try await client.signedUpAndLoggedIn("cache@example.com")

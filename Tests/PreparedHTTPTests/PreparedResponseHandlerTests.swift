@@ -510,10 +510,25 @@ import Testing
         #expect(try #require(headers.whole(list, allocator: allocator, second: 784_111_777)) == plain)
     }
 
-    @Test func anAnswerWithAHeaderOfItsOwnOrABodyPastTheLimitIsWrittenApart() {
-        var withId = answer("[3]")
-        withId.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: "r1"))
-        #expect(headers.whole(withId, allocator: allocator) == nil)
+    @Test func anAnswerWithAHeaderOfItsOwnIsWholeForItsRequestAloneWhileItsBodyIsSmall() throws {
+        let requestID = HTTPField.Name("X-Request-Id")!
+        var first = answer("[3]")
+        first.append(HTTPField(name: requestID, value: "r1"))
+        var second = answer("[3]")
+        second.append(HTTPField(name: requestID, value: "r2"))
+        let firstWhole = try #require(headers.whole(first, allocator: allocator, second: 784_111_777))
+        let secondWhole = try #require(headers.whole(second, allocator: allocator, second: 784_111_777))
+        #expect(String(buffer: firstWhole).contains("\r\nX-Request-Id: r1\r\n") && String(buffer: firstWhole).hasSuffix("\r\n\r\n[3]"))
+        #expect(String(buffer: secondWhole).contains("\r\nX-Request-Id: r2\r\n") && !String(buffer: secondWhole).contains("r1"))
+        var apart = headers.render(second, allocator: allocator, second: 784_111_777)
+        apart.writeString("[3]")
+        #expect(secondWhole == apart)
+        var large = answer(String(repeating: "x", count: AnswerHeaders.copied + 1))
+        large.append(HTTPField(name: requestID, value: "r3"))
+        #expect(headers.whole(large, allocator: allocator) == nil)
+    }
+
+    @Test func aBodyPastTheLimitIsWrittenApart() {
         let large = answer(String(repeating: "x", count: AnswerHeaders.Rendered.largest + 1))
         #expect(headers.whole(large, allocator: allocator) == nil)
     }
