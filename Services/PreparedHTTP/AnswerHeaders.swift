@@ -104,8 +104,8 @@ public struct AnswerHeaders: Sendable {
     /// them. An answer is kept by its shared parts, which the entry holds, so the object cannot be
     /// another's while it is here. Nothing else ever touches a thread's.
     final class Rendered: @unchecked Sendable {
-        /// The largest body kept whole: a larger one is copied into a buffer of its own once a second at most,
-        /// but a thread keeps `capacity` of them.
+        /// The largest body kept whole. Each answer kept holds a copy of its body, so a thread holds at most
+        /// `capacity` such copies (1 MB); a larger body is written after its head, as it is.
         static let largest = 128 * 1024
         static let capacity = 8
         private static let threads = ThreadSpecificVariable<Rendered>()
