@@ -16,7 +16,8 @@ extension Sequence<UInt8> {
     }
 }
 
-@usableFromInline
-func hexDigit(_ value: UInt8) -> UInt8 {
+/// The lower-case hexadecimal digit of `value` (0 to 15), as an ASCII byte.
+@inlinable
+public func hexDigit(_ value: UInt8) -> UInt8 {
     value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
 }

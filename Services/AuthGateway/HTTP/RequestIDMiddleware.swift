@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import OnTheMapShared
+import ServiceKit
 import Synchronization
 
 /// Keeps the client's `X-Request-ID` (or makes one), puts it in every log line of the request, sends it on
@@ -49,8 +50,7 @@ struct RequestIDMiddleware: RouterMiddleware {
             buffer[end] = UInt8(ascii: "-")
             end += 1
             for shift in stride(from: 4 * (digits - 1), through: 0, by: -4) {
-                let digit = UInt8(truncatingIfNeeded: count >> UInt64(shift)) & 0xF
-                buffer[end] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                buffer[end] = hexDigit(UInt8(truncatingIfNeeded: count >> UInt64(shift)) & 0xF)
                 end += 1
             }
             return end
