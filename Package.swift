@@ -242,6 +242,7 @@ let package = Package(
                 "LocationsService",
                 "OnTheMapClient",
                 "OnTheMapShared",
+                "PreparedHTTP",
                 "ServiceKit",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -19,25 +19,19 @@ public struct PreparedRequest: Sendable {
     public let query: Substring?
     /// The connection's peer: the client, or a proxy in front of it (nil when the door does not know it).
     public let peer: SocketAddress?
-    private let parsed: Parsed
-
-    private enum Parsed: Sendable {
-        /// As HTTP/1's parser made them.
-        case list(HTTPHeaders)
-        case fields(HTTPFields)
-    }
+    private let parsed: ParsedHeaders
 
     /// `headers`: `Host` among them (an HTTP/2 request's `:authority`), as a trusted proxy's are.
     public init(method: HTTPMethod = .GET, target: String, headers: HTTPFields, peer: SocketAddress? = nil) {
-        self.init(method: method, target: target, parsed: .fields(headers), peer: peer)
+        self.init(method: method, target: target, parsed: ParsedHeaders(headers), peer: peer)
     }
 
     /// A request's head as HTTP/1's parser hands it over.
     public init(_ head: HTTPRequestHead, peer: SocketAddress? = nil) {
-        self.init(method: head.method, target: head.uri, parsed: .list(head.headers), peer: peer)
+        self.init(method: head.method, target: head.uri, parsed: ParsedHeaders(head.headers), peer: peer)
     }
 
-    private init(method: HTTPMethod, target: String, parsed: Parsed, peer: SocketAddress?) {
+    private init(method: HTTPMethod, target: String, parsed: ParsedHeaders, peer: SocketAddress?) {
         self.method = method
         self.target = target
         self.parsed = parsed
@@ -59,47 +53,11 @@ public struct PreparedRequest: Sendable {
 
     /// Every header, `Host` among them: for what is passed on (a write forwarded, a stream's client
     /// address), made from the parser's list when it is asked for.
-    public var headers: HTTPFields {
-        switch parsed {
-        case .list(let list): HTTPFields(parsed: list)
-        case .fields(let fields): fields
-        }
-    }
+    public var headers: HTTPFields { parsed.fields }
 
     /// The value of every line of `name`, joined as `HTTPFields` joins them (`; ` for cookies, `, ` for the
     /// rest); nil when there is none.
-    public func header(_ name: HTTPField.Name) -> String? {
-        switch parsed {
-        case .fields(let fields):
-            return fields[name]
-        case .list(let list):
-            var found: String?
-            let canonical = name.canonicalName
-            // Names are matched as HTTP matches them, whatever their case: the parser keeps them as sent.
-            for (lineName, value) in list where Self.sameName(lineName, canonical) {
-                found = found.map { $0 + (name == .cookie ? "; " : ", ") + value } ?? value
-            }
-            return found
-        }
-    }
-
-    /// Whether `name` is `canonical` (lowercase) but for the case of its ASCII letters.
-    private static func sameName(_ name: String, _ canonical: String) -> Bool {
-        // Lengths first: most names differ in theirs, and a native string knows its own. Then byte by byte in
-        // place: every header of every request before the router is compared here.
-        guard name.utf8.count == canonical.utf8.count else { return false }
-        let inPlace = name.utf8.withContiguousStorageIfAvailable { name in
-            canonical.utf8.withContiguousStorageIfAvailable { canonical in
-                name.indices.allSatisfy { folded(name[$0]) == canonical[$0] }
-            }
-        }
-        return (inPlace ?? nil) ?? name.utf8.elementsEqual(canonical.utf8) { folded($0) == $1 }
-    }
-
-    /// An ASCII letter in lowercase; any other byte as it is.
-    private static func folded(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-    }
+    public func header(_ name: HTTPField.Name) -> String? { parsed[name] }
 }
 
 extension HTTPFields {

@@ -71,7 +71,10 @@ public struct PreparedResponse: Sendable, Equatable {
     }
 
     private init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, chunked: Bool) {
+        // Room for all of it at once (status line and length take at most 96 bytes): grown as it is written,
+        // the buffer would be made again several times.
         var head = ByteBuffer()
+        head.reserveCapacity(headers.reduce(96) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 })
         // The reason phrase as the router's answers spell it (NIO's), which a status relayed from another
         // service by its bare code would otherwise lack.
         // Written piece by piece: an interpolated string would be made and copied for each answer first.

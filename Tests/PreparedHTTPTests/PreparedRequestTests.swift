@@ -42,6 +42,30 @@ import Testing
         #expect(!parsed.headers.contains { $0.value == "dropped" })
     }
 
+    /// The headers the doors read are found from where one walk put them, the rest along the list: each
+    /// reads its own line's value, whatever its case and wherever it is, the 300th line among them.
+    @Test func everyHeaderReadsItsOwnLineAmongManyWhereverItIs() throws {
+        let read: [(sent: String, value: String)] = [
+            ("HOST", "example.com"), ("Cookie", "session=abc"), ("origin", "https://example.com"), ("X-Actor", "actor"),
+            ("If-Match", "\"v1\""), ("user-agent", "OnTheMap/1"), ("Content-Type", "application/json"), ("x-request-id", "r-1"),
+            ("AUTHORIZATION", "Bearer token"), ("If-None-Match", "\"v2\""), ("Last-Event-ID", "7"), ("Sec-Fetch-Site", "same-origin"),
+            ("Accept-Encoding", "br"), ("Idempotency-Key", "k-1"), ("X-Forwarded-For", "203.0.113.7"), ("X-Custom", "custom"),
+            ("ETag", "\"v3\""), ("cache-control", "no-cache"), ("Retry-After", "5"), ("IDEMPOTENT-REPLAYED", "true"),
+        ]
+        var lines = (0..<300).map { ("X-Filler-\($0)", "\($0)") }
+        for (offset, header) in read.enumerated() { lines.insert((header.sent, header.value), at: offset * 15) }
+        lines.append(("X-Last", "last"))
+        let request = PreparedRequest(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/", headers: HTTPHeaders(lines)))
+        for header in read + [("x-last", "last"), ("x-filler-299", "299")] {
+            #expect(request.header(try #require(HTTPField.Name(header.0))) == header.1, "\(header.0)")
+        }
+        let none = PreparedRequest(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: HTTPHeaders([("Host", "a")])))
+        for header in read.dropFirst() {
+            #expect(none.header(try #require(HTTPField.Name(header.sent))) == nil, "\(header.sent)")
+        }
+        #expect(none.header(.host) == "a")
+    }
+
     @Test func theTargetIsSplitAtItsFirstQuestionMark() {
         let request = Self.fromParser("/v1/StudentLocation?where=%7B%7D&order=-updatedAt?x")
         #expect(request.path == "/v1/StudentLocation")

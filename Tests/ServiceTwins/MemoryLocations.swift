@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import OnTheMapShared
 import PostgresNIO
+import PreparedHTTP
 import Prometheus
 import ServiceKit
 import Synchronization
@@ -61,7 +62,7 @@ struct MemoryLocations: LocationsHop {
             let response = try await responder.respond(to: request, context: context)
             let collected = Collected()
             try await response.body.write(collected.writer)
-            return HopAnswer(status: response.status.code, headers: response.headers, body: collected.bytes.value)
+            return HopAnswer(status: response.status.code, headers: ParsedHeaders(response.headers), body: collected.bytes.value)
         }
         return promise.futureResult
     }

@@ -198,16 +198,12 @@ struct LocationWriteForwarder: Sendable {
 
     /// The service's answer as the client gets it: its status, body and the headers that mean something
     /// to a client.
-    /// Each line is copied as the service wrote it (`HTTPFields`' subscript would join a name's lines into a
-    /// new string), in the order of `relayed`.
+    /// Each line is copied as the service wrote it (a lookup by name would join a name's lines into a new
+    /// string), in the order of `relayed`.
     static func relay(_ answer: LocationsClient.Answer, status: HTTPResponse.Status, requestID: String) -> PreparedResponse {
-        var fields = HTTPFields()
-        fields.reserveCapacity(relayed.count + 1)
-        for name in relayed {
-            for field in answer.headers where field.name == name { fields.append(field) }
-        }
+        var fields = answer.headers.fields(named: relayed)
         fields.append(HTTPField(name: .requestID, value: requestID))
-        return PreparedResponse(status: status, headers: fields, body: answer.body)
+        return PreparedResponse(status: status, headers: HTTPFields(fields), body: answer.body)
     }
 
     private static let relayed: [HTTPField.Name] = [.contentType, .eTag, .cacheControl, .retryAfter]

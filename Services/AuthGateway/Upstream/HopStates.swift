@@ -159,7 +159,7 @@ struct HopExchangeState<Request> {
             return .none
         case (.reading(let request, let keepAlive, let head, let body), .end):
             state = .idle
-            let answer = HopAnswer(status: Int(head.status.code), headers: HTTPFields(parsed: head.headers), body: body)
+            let answer = HopAnswer(status: Int(head.status.code), headers: ParsedHeaders(head.headers), body: body)
             return .finish(request, .success(answer), reuse: keepAlive && head.isKeepAlive)
         case (.waiting, _), (.reading, _):
             return fail(HopFailure.connectionClosed)

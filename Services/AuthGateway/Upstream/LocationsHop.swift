@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import PreparedHTTP
 
 /// Sends one request to locations-service and hands back its answer: the seam between the gateway and
 /// the service behind it. Its headers are `HTTPFields` both ways, as the router's and the door's are.
@@ -13,9 +14,10 @@ protocol LocationsHop: Sendable {
     ) -> EventLoopFuture<HopAnswer>
 }
 
-/// locations-service's answer: its status, headers and whole body.
+/// locations-service's answer: its status, headers and whole body. The headers are read as the service sent
+/// them, by name (`ParsedHeaders`): a relayed answer reads four of them, and makes no fields of the rest.
 struct HopAnswer: Sendable {
     let status: Int
-    let headers: HTTPFields
+    let headers: ParsedHeaders
     let body: ByteBuffer
 }
