@@ -35,6 +35,40 @@ import Testing
         #expect(request.head.contains("\r\nContent-Length: 3\r\n"))
     }
 
+    /// The request goes out as written here, byte for byte: the request line, the hop's `Host`, the fields in
+    /// their order (a `Host` or `Content-Length` among them is the hop's own to write), the body's length.
+    /// An answer to a HEAD has no body, whatever length it announces.
+    @Test func theRequestIsWrittenByteForByteAndAHeadAnswerHasNoBody() async throws {
+        let server = try await ScriptedServer.start { request in
+            request.head.hasPrefix("HEAD ")
+                ? .answer("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n") : .answer("HTTP/1.1 204 No Content\r\n\r\n")
+        }
+        let client = InternalHTTPClient(endpoint: server.endpoint)
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let headers: HTTPFields = [
+            .contentType: "application/json", .host: "elsewhere.example", .contentLength: "99", .userAgent: "OnTheMap/2 (iPhone)",
+        ]
+        let posted = try await client.execute(
+            method: .POST, target: "/v1/pins", headers: headers, body: ByteBuffer(string: "{\"a\":1}"), timeout: .seconds(2), on: loop
+        ).get()
+        #expect(posted.status == 204)
+        let head = try await client.execute(method: .HEAD, target: "/v1/pins?limit=1", headers: [:], body: nil, timeout: .seconds(2), on: loop).get()
+        #expect(head.status == 200)
+        #expect(head.body.readableBytes == 0)
+        let gotten = try await client.execute(method: .GET, target: "/", headers: [:], body: nil, timeout: .seconds(2), on: loop).get()
+        #expect(gotten.status == 204)
+        let host = "127.0.0.1:\(server.port)"
+        #expect(
+            server.requests.map(\.head) == [
+                "POST /base/v1/pins HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nUser-Agent: OnTheMap/2 (iPhone)\r\n"
+                    + "Content-Length: 7\r\n",
+                "HEAD /base/v1/pins?limit=1 HTTP/1.1\r\nHost: \(host)\r\n",
+                "GET /base/ HTTP/1.1\r\nHost: \(host)\r\n",
+            ])
+        #expect(server.requests.map(\.body) == ["{\"a\":1}", "", ""])
+        #expect(server.connections == 1)
+    }
+
     @Test func aConnectionTheServiceClosesIsNotUsedAgain() async throws {
         let server = try await ScriptedServer.start { _ in
             .answer("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", thenClose: true)

@@ -78,16 +78,45 @@ final class InternalHTTPClient: LocationsHop {
         guard loop.inEventLoop else {
             return loop.flatSubmit { self.execute(method: method, target: target, headers: headers, body: body, timeout: timeout, on: loop) }
         }
-        // NIO's encoder writes the head: the fields become its header list here, on the wire, and only here.
-        var wire = HTTPHeaders()
-        wire.reserveCapacity(headers.count + 2)
-        wire.add(name: "Host", value: endpoint.hostHeader)
-        for field in headers where field.name != .host && field.name != .contentLength { wire.add(name: field.name.rawName, value: field.value) }
-        if let body { wire.add(name: "Content-Length", value: String(body.readableBytes)) }
-        let head = HTTPRequestHead(version: .http1_1, method: method, uri: endpoint.basePath + target, headers: wire)
-        let exchange = Exchange(head: head, body: body, promise: loop.makePromise(), deadline: settings.now() + timeout)
+        let exchange = Exchange(
+            method: method,
+            bytes: Self.request(method: method, target: endpoint.basePath + target, host: endpoint.hostHeader, headers: headers, body: body),
+            keepAlive: !headers.contains { $0.name == .connection && $0.value.lowercased().contains("close") },
+            promise: loop.makePromise(), deadline: settings.now() + timeout)
         pool(for: loop).send(exchange)
         return exchange.promise.futureResult
+    }
+
+    /// The request as it goes on the wire, head and body in one buffer, written here rather than by NIO's
+    /// encoder from a header list made for it: this hop is the gateway's busiest write. The fields are the
+    /// client's, already checked by the server's parser, and our own; `Host` and `Content-Length` are the
+    /// hop's own.
+    static func request(method: HTTPMethod, target: String, host: String, headers: HTTPFields, body: ByteBuffer?) -> ByteBuffer {
+        let length = headers.reduce(64 + method.rawValue.utf8.count + target.utf8.count + host.utf8.count) {
+            $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4
+        }
+        var wire = ByteBufferAllocator().buffer(capacity: length + (body?.readableBytes ?? 0))
+        wire.writeString(method.rawValue)
+        wire.writeStaticString(" ")
+        wire.writeString(target)
+        wire.writeStaticString(" HTTP/1.1\r\nHost: ")
+        wire.writeString(host)
+        wire.writeStaticString("\r\n")
+        for field in headers where field.name != .host && field.name != .contentLength {
+            wire.writeString(field.name.rawName)
+            wire.writeStaticString(": ")
+            wire.writeString(field.value)
+            wire.writeStaticString("\r\n")
+        }
+        if var body {
+            wire.writeStaticString("Content-Length: ")
+            wire.writeString(String(body.readableBytes))
+            wire.writeStaticString("\r\n\r\n")
+            wire.writeBuffer(&body)
+        } else {
+            wire.writeStaticString("\r\n")
+        }
+        return wire
     }
 
     /// Connections open (or being opened) in `loop`'s pool: one the service closed counts until the pool
@@ -113,8 +142,10 @@ final class InternalHTTPClient: LocationsHop {
     }
 
     fileprivate struct Exchange: Sendable {
-        let head: HTTPRequestHead
-        let body: ByteBuffer?
+        let method: HTTPMethod
+        /// The whole request (`request(method:target:host:headers:body:)`).
+        let bytes: ByteBuffer
+        let keepAlive: Bool
         let promise: EventLoopPromise<Answer>
         /// In the pool's time (`Settings.now`).
         let deadline: NIODeadline
@@ -164,9 +195,11 @@ final class InternalHTTPClient: LocationsHop {
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { [settings] channel in
                     channel.eventLoop.makeCompletedFuture {
-                        // The headers sent are the client's, already checked by the server's parser, and our own.
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
-                        try channel.pipeline.syncOperations.addHandler(ExchangeHandler(pool: self, maximumAnswer: settings.maximumAnswer))
+                        // NIO's parser reads the answers; the requests are written whole (`RequestWriter`).
+                        try channel.pipeline.syncOperations.addHandlers([
+                            RequestWriter(), ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)),
+                            ExchangeHandler(pool: self, maximumAnswer: settings.maximumAnswer),
+                        ])
                     }
                 }
                 .connect(host: settings.endpoint.host, port: settings.endpoint.port)
@@ -215,7 +248,7 @@ final class InternalHTTPClient: LocationsHop {
 
         func start(_ exchange: Exchange) {
             guard context?.channel.isActive == true else { return exchange.promise.fail(Failure.connectionClosed) }
-            perform(state.start(exchange, keepAlive: exchange.head.isKeepAlive))
+            perform(state.start(exchange, keepAlive: exchange.keepAlive))
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -266,9 +299,10 @@ final class InternalHTTPClient: LocationsHop {
                     timer?.task.cancel()
                     arm(at: exchange.deadline, on: context.eventLoop)
                 }
-                context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
-                if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                // The parser is told the request's method (an answer to a HEAD has no body), then the
+                // request goes out whole.
+                context.write(wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: exchange.method, uri: ""))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(exchange.bytes))), promise: nil)
             case .finish(let exchange, let result, let reuse):
                 deadline = nil
                 if !reuse {
@@ -279,6 +313,22 @@ final class InternalHTTPClient: LocationsHop {
                 exchange.promise.completeWith(result)
             case .close:
                 close()
+            }
+        }
+    }
+
+    /// Between NIO's parser, which learns each request's method from the head written past it, and the
+    /// socket: a request is written as one buffer (`Exchange.bytes`) in a body part, and its head part,
+    /// there for the parser, is not written again.
+    fileprivate final class RequestWriter: ChannelOutboundHandler {
+        typealias OutboundIn = HTTPClientRequestPart
+        typealias OutboundOut = ByteBuffer
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            switch unwrapOutboundIn(data) {
+            case .body(.byteBuffer(let bytes)): context.write(wrapOutboundOut(bytes), promise: promise)
+            case .head, .end: promise?.succeed(())
+            case .body(.fileRegion): promise?.fail(ChannelError.operationUnsupported)
             }
         }
     }

@@ -4,9 +4,10 @@ import NIOHTTP1
 import PreparedHTTP
 
 /// Sends one request to locations-service and hands back its answer: the seam between the gateway and
-/// the service behind it. Its headers are `HTTPFields` both ways, as the router's and the door's are.
-/// `InternalHTTPClient` sends it over kept-alive connections (and alone speaks NIO's header list, on the
-/// wire); router-level tests put locations-service's own router, over pins in memory, behind it instead.
+/// the service behind it. A request's headers are `HTTPFields`, as the router's and the door's are; an
+/// answer's are read by name (`ParsedHeaders`). `InternalHTTPClient` sends it over kept-alive connections
+/// (writing the request's bytes itself, reading the answer with NIO's parser); router-level tests put
+/// locations-service's own router, over pins in memory, behind it instead.
 protocol LocationsHop: Sendable {
     /// The answer arrives on `eventLoop` when one is given (a client connection's, when forwarding from it).
     func execute(
