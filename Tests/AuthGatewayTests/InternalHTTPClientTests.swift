@@ -36,7 +36,8 @@ import Testing
     }
 
     /// The request goes out as written here, byte for byte: the request line, the hop's `Host`, the fields in
-    /// their order (a `Host` or `Content-Length` among them is the hop's own to write), the body's length.
+    /// their order (a `Host`, `Content-Length` or `Transfer-Encoding` among them is the hop's own to write),
+    /// the body's length.
     /// An answer to a HEAD has no body, whatever length it announces.
     @Test func theRequestIsWrittenByteForByteAndAHeadAnswerHasNoBody() async throws {
         let server = try await ScriptedServer.start { request in
@@ -46,7 +47,8 @@ import Testing
         let client = InternalHTTPClient(endpoint: server.endpoint)
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let headers: HTTPFields = [
-            .contentType: "application/json", .host: "elsewhere.example", .contentLength: "99", .userAgent: "OnTheMap/2 (iPhone)",
+            .contentType: "application/json", .host: "elsewhere.example", .contentLength: "99", .transferEncoding: "chunked",
+            .userAgent: "OnTheMap/2 (iPhone)",
         ]
         let posted = try await client.execute(
             method: .POST, target: "/v1/pins", headers: headers, body: ByteBuffer(string: "{\"a\":1}"), timeout: .seconds(2), on: loop

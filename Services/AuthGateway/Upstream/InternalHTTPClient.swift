@@ -89,8 +89,8 @@ final class InternalHTTPClient: LocationsHop {
 
     /// The request as it goes on the wire, head and body in one buffer, written here rather than by NIO's
     /// encoder from a header list made for it: this hop is the gateway's busiest write. The fields are the
-    /// client's, already checked by the server's parser, and our own; `Host` and `Content-Length` are the
-    /// hop's own.
+    /// client's, already checked by the server's parser, and our own; `Host` and the body's framing
+    /// (`Content-Length`, never `Transfer-Encoding`) are the hop's own.
     static func request(method: HTTPMethod, target: String, host: String, headers: HTTPFields, body: ByteBuffer?) -> ByteBuffer {
         let length = headers.reduce(64 + method.rawValue.utf8.count + target.utf8.count + host.utf8.count) {
             $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4
@@ -102,7 +102,7 @@ final class InternalHTTPClient: LocationsHop {
         wire.writeStaticString(" HTTP/1.1\r\nHost: ")
         wire.writeString(host)
         wire.writeStaticString("\r\n")
-        for field in headers where field.name != .host && field.name != .contentLength {
+        for field in headers where field.name != .host && field.name != .contentLength && field.name != .transferEncoding {
             wire.writeString(field.name.rawName)
             wire.writeStaticString(": ")
             wire.writeString(field.value)
