@@ -38,15 +38,8 @@ public struct ParsedHeaders: Sendable {
         case .fields(let fields):
             return fields[name]
         case .list(let list, let lines):
-            let canonical = name.canonicalName
-            switch lines.find(canonical) {
-            case .absent: return nil
-            case .line(let line): return list[list.index(list.startIndex, offsetBy: line)].value
-            case .walk: break
-            }
             var found: String?
-            // Names are matched as HTTP matches them, whatever their case: the parser keeps them as sent.
-            for (lineName, value) in list where Self.sameName(lineName, canonical) {
+            Self.eachValue(of: name, in: list, lines) { value in
                 found = found.map { $0 + (name == .cookie ? "; " : ", ") + value } ?? value
             }
             return found
@@ -66,18 +59,25 @@ public struct ParsedHeaders: Sendable {
             }
         case .list(let list, let lines):
             for name in names {
-                let canonical = name.canonicalName
-                switch lines.find(canonical) {
-                case .absent:
-                    continue
-                case .line(let line):
-                    found.append(HTTPField(name: name, value: list[list.index(list.startIndex, offsetBy: line)].value))
-                case .walk:
-                    for (lineName, value) in list where Self.sameName(lineName, canonical) { found.append(HTTPField(name: name, value: value)) }
-                }
+                Self.eachValue(of: name, in: list, lines) { found.append(HTTPField(name: name, value: $0)) }
             }
         }
         return found
+    }
+
+    /// The value of each line of `name` in the parser's list, in order: the one line the index found, or
+    /// every line of that name along the list.
+    private static func eachValue(of name: HTTPField.Name, in list: HTTPHeaders, _ lines: Lines, _ body: (String) -> Void) {
+        let canonical = name.canonicalName
+        switch lines.find(canonical) {
+        case .absent:
+            return
+        case .line(let line):
+            body(list[list.index(list.startIndex, offsetBy: line)].value)
+        case .walk:
+            // Names are matched as HTTP matches them, whatever their case: the parser keeps them as sent.
+            for (lineName, value) in list where sameName(lineName, canonical) { body(value) }
+        }
     }
 
     /// Whether `name` is `canonical` (lowercase) but for the case of its ASCII letters.

@@ -49,7 +49,7 @@ public struct PreparedResponse: Sendable, Equatable {
     /// Writes `head` to `buffer`.
     func writeHead(to buffer: inout ByteBuffer) {
         buffer.writeImmutableBuffer(parts.head)
-        if let appended { Self.write(appended, to: &buffer) }
+        if let appended { buffer.writeField(appended) }
     }
 
     /// What every request answered with this very answer shares, and nothing else: the parts, unless a
@@ -74,7 +74,7 @@ public struct PreparedResponse: Sendable, Equatable {
         // Room for all of it at once (status line and length take at most 96 bytes): grown as it is written,
         // the buffer would be made again several times.
         var head = ByteBuffer()
-        head.reserveCapacity(headers.reduce(96) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 })
+        head.reserveCapacity(96 + headers.wireLength)
         // The reason phrase as the router's answers spell it (NIO's), which a status relayed from another
         // service by its bare code would otherwise lack.
         // Written piece by piece: an interpolated string would be made and copied for each answer first.
@@ -83,7 +83,7 @@ public struct PreparedResponse: Sendable, Equatable {
         head.writeStaticString(" ")
         head.writeString(HTTPResponseStatus(statusCode: status.code).reasonPhrase)
         head.writeStaticString("\r\n")
-        for field in headers { Self.write(field, to: &head) }
+        for field in headers { head.writeField(field) }
         if chunked {
             head.writeStaticString("Transfer-Encoding: chunked\r\n")
         } else {
@@ -99,7 +99,7 @@ public struct PreparedResponse: Sendable, Equatable {
         if let earlier = appended {
             var (headers, head) = (parts.headers, parts.head)
             headers.append(earlier)
-            Self.write(earlier, to: &head)
+            head.writeField(earlier)
             parts = Parts(status: parts.status, headers: headers, body: parts.body, head: head)
         }
         appended = field
@@ -110,15 +110,24 @@ public struct PreparedResponse: Sendable, Equatable {
             || (lhs.status == rhs.status && lhs.headers == rhs.headers && lhs.body == rhs.body && lhs.head == rhs.head)
     }
 
-    private static func write(_ field: HTTPField, to head: inout ByteBuffer) {
-        head.writeString(field.name.rawName)
-        head.writeStaticString(": ")
-        head.writeString(field.value)
-        head.writeStaticString("\r\n")
-    }
-
     /// The same answer for a router handler.
     public var response: Response {
         Response(status: status, headers: headers, body: body.map { .init(byteBuffer: $0) } ?? .init())
     }
+}
+
+extension ByteBuffer {
+    /// One header line of an HTTP/1 head, `name: value` and its line end: an answer's, and the gateway's
+    /// requests to its hop.
+    public mutating func writeField(_ field: HTTPField) {
+        writeString(field.name.rawName)
+        writeStaticString(": ")
+        writeString(field.value)
+        writeStaticString("\r\n")
+    }
+}
+
+extension HTTPFields {
+    /// The bytes `ByteBuffer.writeField` writes for all of them: what a head is allocated for.
+    public var wireLength: Int { reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 } }
 }

@@ -92,9 +92,7 @@ final class InternalHTTPClient: LocationsHop {
     /// client's, already checked by the server's parser, and our own; `Host` and the body's framing
     /// (`Content-Length`, never `Transfer-Encoding`) are the hop's own.
     static func request(method: HTTPMethod, target: String, host: String, headers: HTTPFields, body: ByteBuffer?) -> ByteBuffer {
-        let length = headers.reduce(64 + method.rawValue.utf8.count + target.utf8.count + host.utf8.count) {
-            $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4
-        }
+        let length = 64 + method.rawValue.utf8.count + target.utf8.count + host.utf8.count + headers.wireLength
         var wire = ByteBufferAllocator().buffer(capacity: length + (body?.readableBytes ?? 0))
         wire.writeString(method.rawValue)
         wire.writeStaticString(" ")
@@ -103,10 +101,7 @@ final class InternalHTTPClient: LocationsHop {
         wire.writeString(host)
         wire.writeStaticString("\r\n")
         for field in headers where field.name != .host && field.name != .contentLength && field.name != .transferEncoding {
-            wire.writeString(field.name.rawName)
-            wire.writeStaticString(": ")
-            wire.writeString(field.value)
-            wire.writeStaticString("\r\n")
+            wire.writeField(field)
         }
         if var body {
             wire.writeStaticString("Content-Length: ")
