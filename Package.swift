@@ -30,8 +30,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
-        // Traces exported over OTLP/HTTP only: the gRPC exporter's packages are not built.
-        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // OpenID Connect ID tokens: signatures checked against the issuer's JWKS.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
@@ -105,7 +103,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Services/ServiceKit"
         ),
@@ -329,7 +327,12 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "OnTheMapShared", "ServiceKit", .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: [
+                "TestSupport", "OnTheMapShared", "ServiceKit", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/EndToEndTests",
             // Read from the source folder by the schemathesis run, not built into the tests.
             exclude: ["schemathesis.toml", "schemathesis_hooks.py"]

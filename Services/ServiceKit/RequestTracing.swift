@@ -4,7 +4,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
-import OTel
 import OnTheMapShared
 import PreparedHTTP
 import ServiceLifecycle
@@ -38,19 +37,14 @@ public enum RequestTracing {
 
     /// Makes the process's tracer when the environment names an OTLP endpoint; the first call decides.
     public static func bootstrap(serviceName: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        let endpoint = environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ?? environment["OTEL_EXPORTER_OTLP_ENDPOINT"] ?? ""
-        guard !endpoint.isEmpty, !bootstrapped.load(ordering: .relaxed) else { return }
-        var configuration = OTel.Configuration.default
-        configuration.serviceName = serviceName
-        configuration.logs.enabled = false
-        configuration.metrics.enabled = false
-        // The exporter's own troubles (a collector away) in the service's log, in its format.
-        configuration.diagnosticLogger = .custom(Logger(label: "otel"))
-        configuration.diagnosticLogLevel = .warning
+        guard !bootstrapped.load(ordering: .relaxed),
+            let settings = try TraceExportSettings.fromEnvironment(serviceName: serviceName, environment)
+        else { return }
         let sampling = try TraceSampling(environment: environment)
-        let backend = try OTel.makeTracingBackend(configuration: configuration)
-        InstrumentationSystem.bootstrap(backend.factory)
-        exporterService.withLock { $0 = backend.service }
+        // The exporter's own troubles (a collector away) in the service's log, in its format.
+        let exporter = try SpanExporter(settings: settings, logger: Logger(label: "otel"))
+        InstrumentationSystem.bootstrap(OTLPTracer(exporter: exporter))
+        exporterService.withLock { $0 = exporter }
         TraceSampling.current = sampling
         bootstrapped.store(true, ordering: .relaxed)
     }
@@ -58,7 +52,7 @@ public enum RequestTracing {
     /// Whether work under `context` is traced: tracing is on and the context is a kept request's. Each
     /// span the services make inside a request asks this first.
     public static func traces(_ context: ServiceContext?) -> Bool {
-        enabled && context?.otelIsSampled == true
+        enabled && context?.traceIsSampled == true
     }
 
     /// The door before the router, traced and logged: each request it answers gets an access line, and, when
@@ -115,10 +109,9 @@ public enum RequestTracing {
     /// A `traceparent` that says "not kept", for a request going out from work that is not traced: the
     /// service it goes to does not trace it either (but for a failure or a slow answer, as its own).
     public static func injectNotKept(into headers: inout HTTPFields) {
-        // Ids from the sampler's cheap sequence: they name nothing that is recorded, and must only be valid.
-        let (high, low, span) = (TraceSampling.nextRandom() | 1, TraceSampling.nextRandom(), TraceSampling.nextRandom() | 1)
-        let hex = { (value: UInt64) in String(value, radix: 16).leftPadded(16) }
-        headers[CallerHeaders.traceparent] = "00-\(hex(high))\(hex(low))-\(hex(span))-00"
+        // Ids that name nothing recorded: they must only be valid.
+        let identity = SpanIdentity(traceID: .random(), spanID: SpanIdentity.newID(), sampled: false)
+        headers[CallerHeaders.traceparent] = identity.traceparent
     }
 
     /// Ends a span with the status its work answered (an error from 500).
@@ -239,7 +232,7 @@ struct RequestRecord: Sendable {
             // A caller's decision stands (the gateway's, over the hop); a request of its own is kept by chance.
             let callerDecided = !parent.isEmpty
             (self.parent, since, slowIsKept) = (parent, DefaultTracerClock.now, !callerDecided)
-            kept = callerDecided ? parent.otelIsSampled : TraceSampling.current.keepsNext()
+            kept = callerDecided ? parent.traceIsSampled : TraceSampling.current.keepsNext()
         } else {
             (parent, since, slowIsKept, kept) = (.topLevel, nil, false, false)
         }
@@ -285,7 +278,7 @@ struct RequestRecord: Sendable {
         guard AccessLog.enabled else { return }
         AccessLog.line(
             route: route, status: status, since: start, requestID: answerHeaders[.requestID] ?? requestID,
-            traceID: context.otelTraceID, client: client)
+            traceID: context.traceIDHex, client: client)
     }
 }
 
@@ -397,26 +390,11 @@ public struct TraceSampling: Sendable, Equatable {
     private static let ratioBits = Atomic<UInt64>(defaultRatio.bitPattern)
     private static let slowNanoseconds = Atomic<Int64>(Int64(defaultSlow / .nanoseconds(1)))
 
-    /// Whether the next request is kept whole: true for `ratio` of them, by a cheap shared sequence
-    /// (SplitMix64 over an atomic counter), not the system's random source, which costs a system call.
+    /// Whether the next request is kept whole: true for `ratio` of them, by the cheap sequence span ids
+    /// come from, not the system's random source, which costs a system call.
     func keepsNext() -> Bool {
         guard ratio < 1 else { return true }
         guard ratio > 0 else { return false }
-        return Double(Self.nextRandom() >> 11) / Double(1 << 53) < ratio
-    }
-
-    static func nextRandom() -> UInt64 {
-        var z = sequence.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    private static let sequence = Atomic<UInt64>(UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue))
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        return Double(SpanIdentity.newID() >> 11) / Double(1 << 53) < ratio
     }
 }

@@ -7,6 +7,8 @@ import Testing
 /// it), the gateway's spans and locations-service's joined by parent over the hop; and both services' JSON
 /// access lines name that trace and the same request id.
 @Suite struct TracingTests {
+    /// A span as the receiver writes it: what the span holds, its resource and scope, and the export that
+    /// brought it (which try, with which headers).
     struct Span: Decodable {
         let service: String
         let traceId: String
@@ -15,22 +17,46 @@ import Testing
         let name: String
         let kind: Int
         let attributes: [String: JSONValue]
+        let links: [String]
+        let status: Int
+        let statusMessage: String
+        let traceState: String
+        let start: UInt64
+        let end: UInt64
+        let events: [Event]
+        let resource: [String: JSONValue]
+        let scope: String
+        let export: Export
+
+        struct Event: Decodable {
+            let name: String
+            let attributes: [String: JSONValue]
+        }
+
+        struct Export: Decodable {
+            let number: Int
+            let headers: [String: String]
+        }
     }
 
     enum JSONValue: Decodable, Equatable {
         case string(String)
         case number(Double)
         case bool(Bool)
+        case array([JSONValue])
+        /// None of those (a value the receiver could not name).
         case other
 
         init(from decoder: any Decoder) throws {
             let value = try decoder.singleValueContainer()
-            if let text = try? value.decode(String.self) {
-                self = .string(text)
-            } else if let flag = try? value.decode(Bool.self) {
+            if let flag = try? value.decode(Bool.self) {
                 self = .bool(flag)
             } else if let number = try? value.decode(Double.self) {
                 self = .number(number)
+            } else if let items = try? value.decode([JSONValue].self) {
+                self = .array(items)
+            } else if let text = try? value.decode(String.self) {
+                self = .string(text)
             } else {
                 self = .other
             }
@@ -179,17 +205,18 @@ extension TracingTests {
     }
 }
 
-/// `Tests/tracing/otlp_receiver.py` on a free port, writing what it receives to a file of its own.
+/// `Tests/tracing/otlp_receiver.py` on a free port, writing what it receives to a file of its own; the first
+/// `busy` exports are answered 503.
 struct OTLPReceiver {
     let port = freePort()
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("otlp-\(UUID().uuidString).jsonl")
     let process = Process()
 
-    init() throws {
+    init(busy: Int = 0) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("tracing/otlp_receiver.py")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, "--port", String(port), "--out", file.path]
+        process.arguments = ["python3", script.path, "--port", String(port), "--out", file.path, "--busy", String(busy)]
         try process.run()
     }
 
