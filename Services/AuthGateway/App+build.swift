@@ -34,7 +34,8 @@ func buildApplication(
     services += [
         HTTPClientService(client: parts.httpClient, internal: parts.internalHTTP), parts.feed, parts.mapFeeds, parts.erasures, MemoryReturn(),
     ]
-    if let exporter = RequestTracing.exporter { services.append(exporter) }
+    // First, so stopped last: the spans of the work the others finish on their way out are sent too.
+    if let exporter = RequestTracing.exporter { services.insert(exporter, at: 0) }
     let server: HTTPServerBuilder
     if let certificates = configuration.tls {
         server = .https(

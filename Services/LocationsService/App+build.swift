@@ -27,7 +27,8 @@ func buildApplication(
     let routes = buildRouter(parts, token: token, counters: counters, registry: registry)
     let table = routes.table()
     var services: [any Service] = [client, parts.cache, parts.posts, parts.notifier, MemoryReturn()]
-    if let exporter = RequestTracing.exporter { services.append(exporter) }
+    // First, so stopped last: the spans of the work the others finish on their way out are sent too.
+    if let exporter = RequestTracing.exporter { services.insert(exporter, at: 0) }
     var app = Application(
         responder: routes.responder(),
         server: .http1(
