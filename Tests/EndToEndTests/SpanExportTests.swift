@@ -142,6 +142,29 @@ import Tracing
         try await running.value
         #expect(receiver.spans().map(\.name).sorted() == ["span 1", "span 2", "span 3"])
     }
+
+    @Test func aCollectorAwayHoldsShutdownNoLongerThanOneExportTimeout() async throws {
+        // Nothing listens there: every try fails at once, and is tried again after a pause.
+        let settings = try #require(
+            try TraceExportSettings.fromEnvironment(
+                serviceName: "span-test",
+                [
+                    "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(freePort())", "OTEL_BSP_EXPORT_TIMEOUT": "2500",
+                    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "1",
+                ]))
+        let exporter = try SpanExporter(settings: settings, logger: Logger(label: "otel"))
+        let tracer = OTLPTracer(exporter: exporter)
+        // Six batches: sent one after another, each tried for up to 2.5 s, they would hold the exporter 6 s.
+        for index in 1...6 { tracer.startSpan("span \(index)", context: .topLevel, ofKind: .internal).end() }
+        let group = ServiceGroup(services: [exporter], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(300))
+        let stopping = ContinuousClock.now
+        await group.triggerGracefulShutdown()
+        try await running.value
+        let took = ContinuousClock.now - stopping
+        #expect(took < .milliseconds(2500 + 1000), "stopped in \(took): one export timeout (2.5 s) in all, whatever is held")
+    }
 }
 
 struct DictionaryExtractor: Extractor {

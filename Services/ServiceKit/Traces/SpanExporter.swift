@@ -13,7 +13,9 @@ import Synchronization
 /// batch (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`) per request. Past `OTEL_BSP_MAX_QUEUE_SIZE` waiting spans, new
 /// ones are dropped and counted (a warning says how many). A failed export is tried again after a pause
 /// when the collector was busy or away (429, 502, 503, 504, no connection), within `OTEL_BSP_EXPORT_TIMEOUT`.
-/// At graceful shutdown it sends what it holds, then stops.
+/// At graceful shutdown it sends what it holds, then stops: everything it does from then on, a send under
+/// way included, ends within one `OTEL_BSP_EXPORT_TIMEOUT` (a collector away does not hold the process a
+/// timeout per batch).
 public final class SpanExporter: Service, Sendable {
     let settings: TraceExportSettings
     private let logger: Logger
@@ -21,6 +23,8 @@ public final class SpanExporter: Service, Sendable {
     private let queue: Mutex<Queue>
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
+    /// When the exporter must be done: set at graceful shutdown.
+    private let stopBy = Mutex<ContinuousClock.Instant?>(nil)
 
     private struct Queue {
         var spans: [FinishedSpan] = []
@@ -77,6 +81,7 @@ public final class SpanExporter: Service, Sendable {
             await withGracefulShutdownHandler {
                 for await _ in wakes { await exportQueued() }
             } onGracefulShutdown: {
+                self.stopBy.withLock { $0 = ContinuousClock.now + self.settings.exportTimeout }
                 self.wake.finish()
             }
             group.cancelAll()
@@ -118,12 +123,14 @@ public final class SpanExporter: Service, Sendable {
         }
         request.body = .bytes(ByteBuffer(bytes: body))
 
-        let deadline = ContinuousClock.now + settings.exportTimeout
+        let start = ContinuousClock.now
         var pause = Duration.seconds(1)
         while true {
             let failure: String
+            let left = deadline(from: start) - ContinuousClock.now
+            guard left > .zero, !Task.isCancelled else { return lost(batch, "no time was left to send them") }
             do {
-                let response = try await client.execute(request, deadline: .now() + Self.timeAmount(settings.timeout))
+                let response = try await client.execute(request, deadline: .now() + Self.timeAmount(min(settings.timeout, left)))
                 _ = try? await response.body.collect(upTo: 1 << 20)
                 if (200..<300).contains(response.status.code) { return }
                 failure = "the collector answered \(response.status.code)"
@@ -133,10 +140,27 @@ public final class SpanExporter: Service, Sendable {
             } catch {
                 failure = "\(error)"
             }
-            guard ContinuousClock.now + pause < deadline else { return lost(batch, failure) }
-            try? await Task.sleep(for: pause)
+            guard await rest(pause, from: start) else { return lost(batch, failure) }
             pause *= 2
         }
+    }
+
+    /// When a send begun at `start` must be over: its export timeout, or the shutdown's, whichever is first.
+    private func deadline(from start: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        let own = start + settings.exportTimeout
+        guard let stop = stopBy.withLock({ $0 }), stop < own else { return own }
+        return stop
+    }
+
+    /// Waits `pause` before another try, in short steps so that a shutdown meanwhile is heeded; false, at
+    /// once, when the deadline comes first (or the task is cancelled).
+    private func rest(_ pause: Duration, from start: ContinuousClock.Instant) async -> Bool {
+        let until = ContinuousClock.now + pause
+        while ContinuousClock.now < until {
+            guard until < deadline(from: start), !Task.isCancelled else { return false }
+            try? await Task.sleep(for: min(.milliseconds(100), until - ContinuousClock.now))
+        }
+        return true
     }
 
     private func lost(_ batch: [FinishedSpan], _ failure: String) {
