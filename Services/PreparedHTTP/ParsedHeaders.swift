@@ -101,7 +101,8 @@ public struct ParsedHeaders: Sendable {
     /// Which line of the parser's list holds each of the headers the doors read, and those of
     /// locations-service's answers the gateway relays (`slot(of:sentAs:)`), found in one walk as the headers
     /// arrive. A lookup of one of them is then a step to its line, not a comparison with every line's name:
-    /// the hot read looks up three headers, a forwarded write thirteen and its answer five.
+    /// the hot read looks up three headers (five more while traces are on), a forwarded write thirteen and its
+    /// answer five.
     /// A header sent on several lines (joined when looked up), one past the index's reach, and any other
     /// name are looked for along the list.
     struct Lines: Sendable {
@@ -159,8 +160,10 @@ public struct ParsedHeaders: Sendable {
                 if named("if-match", "If-Match") { return 4 }
             case 10:
                 if named("user-agent", "User-Agent") { return 5 }
+                if named("tracestate", "Tracestate") { return 20 }
             case 11:
                 if named("retry-after", "Retry-After") { return 16 }
+                if named("traceparent", "Traceparent") { return 19 }
             case 12:
                 if named("content-type", "Content-Type") { return 6 }
                 if named("x-request-id", "X-Request-ID") { return 7 }

@@ -90,8 +90,10 @@ public enum RequestTracing {
     }
 
     /// The context a trusted caller's `traceparent` names, or none.
+    /// The peer's address is looked at only when there is a `traceparent` to take: written out as text, it
+    /// would cost every request an allocation.
     static func parentContext(_ caller: CallerHeaders, peer: SocketAddress?, trusted: TrustedProxies) -> ServiceContext {
-        guard let address = peer?.ipAddress, trusted.contains(address) else { return .topLevel }
+        guard caller.traceparent != nil, let address = peer?.ipAddress, trusted.contains(address) else { return .topLevel }
         return callersContext(caller)
     }
 
@@ -262,7 +264,8 @@ struct RequestRecord: Sendable {
     /// the request id the answer carries, or else the one the request did). A kept request with no span
     /// yet (answered from memory) gets one only for a 5xx; a request not kept that failed or was slow gets
     /// its span now, alone, marked with why.
-    func finish(route: String, status: Int, answerHeaders: HTTPFields = [:], error: (any Error)? = nil) {
+    /// `answerHeaders` are read for the access line alone.
+    func finish(route: String, status: Int, answerHeaders: @autoclosure () -> HTTPFields = [:], error: (any Error)? = nil) {
         let failed = status >= 500 || error != nil
         if let span {
             span.operationName = route
@@ -277,7 +280,7 @@ struct RequestRecord: Sendable {
         }
         guard AccessLog.enabled else { return }
         AccessLog.line(
-            route: route, status: status, since: start, requestID: answerHeaders[.requestID] ?? requestID,
+            route: route, status: status, since: start, requestID: answerHeaders()[.requestID] ?? requestID,
             traceID: context.traceIDHex, client: client)
     }
 }
@@ -323,11 +326,12 @@ struct CallerHeaders {
     /// `X-Forwarded-For`, every line joined.
     let forwardedFor: [String]
 
+    /// Only what will be read: `tracestate` beside a `traceparent`, the others for an access line.
     init(_ header: (HTTPField.Name) -> String?) {
         traceparent = header(Self.traceparent)
-        tracestate = header(Self.tracestate)
-        requestID = header(.requestID)
-        forwardedFor = header(TrustedProxies.forwardedFor).map { [$0] } ?? []
+        tracestate = traceparent == nil ? nil : header(Self.tracestate)
+        (requestID, forwardedFor) =
+            AccessLog.enabled ? (header(.requestID), header(TrustedProxies.forwardedFor).map { [$0] } ?? []) : (nil, [])
     }
 
     static let traceparent = HTTPField.Name("traceparent")!

@@ -51,6 +51,7 @@ import Testing
             ("AUTHORIZATION", "Bearer token"), ("If-None-Match", "\"v2\""), ("Last-Event-ID", "7"), ("Sec-Fetch-Site", "same-origin"),
             ("Accept-Encoding", "br"), ("Idempotency-Key", "k-1"), ("X-Forwarded-For", "203.0.113.7"), ("X-Custom", "custom"),
             ("ETag", "\"v3\""), ("cache-control", "no-cache"), ("Retry-After", "5"), ("IDEMPOTENT-REPLAYED", "true"),
+            ("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"), ("Tracestate", "team=maps"),
         ]
         var lines = (0..<300).map { ("X-Filler-\($0)", "\($0)") }
         for (offset, header) in read.enumerated() { lines.insert((header.sent, header.value), at: offset * 15) }
