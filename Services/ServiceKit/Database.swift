@@ -66,8 +66,10 @@ public struct Database: Sendable {
                 try await withDeadline(timeout) { try await run(client, logger) }
             }
         }
-        guard let context = ServiceContext.current, RequestTracing.traces(context) else { return try await measured() }
-        return try await withSpan(RequestTracing.statementName(sql), context: context, ofKind: .client) { span in
+        guard let context = ServiceContext.current, RequestTracing.traces(context), let tracer = RequestTracing.tracer else {
+            return try await measured()
+        }
+        return try await tracer.withSpan(RequestTracing.statementName(sql), context: context, ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
             span.attributes["db.query.text"] = sql
             return try await measured()

@@ -43,11 +43,18 @@ public enum RequestTracing {
         let sampling = try TraceSampling(environment: environment)
         // The exporter's own troubles (a collector away) in the service's log, in its format.
         let exporter = try SpanExporter(settings: settings, logger: Logger(label: "otel"))
-        InstrumentationSystem.bootstrap(OTLPTracer(exporter: exporter))
+        let tracer = OTLPTracer(exporter: exporter)
+        InstrumentationSystem.bootstrap(tracer)
+        made.withLock { $0 = tracer }
         exporterService.withLock { $0 = exporter }
         TraceSampling.current = sampling
         bootstrapped.store(true, ordering: .relaxed)
     }
+
+    /// The tracer `bootstrap` made, which the services' spans are started with: asked of the instrumentation
+    /// system instead, it would be looked for and cast on every call (about 1,500 instructions a span).
+    public static var tracer: OTLPTracer? { made.withLock { $0 } }
+    private static let made = Mutex<OTLPTracer?>(nil)
 
     /// Whether work under `context` is traced: tracing is on and the context is a kept request's. Each
     /// span the services make inside a request asks this first.
@@ -99,13 +106,13 @@ public enum RequestTracing {
 
     static func callersContext(_ caller: CallerHeaders) -> ServiceContext {
         var context = ServiceContext.topLevel
-        InstrumentationSystem.instrument.extract(caller, into: &context, using: CallerHeaders.Propagation())
+        tracer?.extract(caller, into: &context, using: CallerHeaders.Propagation())
         return context
     }
 
     /// Adds the W3C trace headers of `context` to a request going out.
     public static func inject(_ context: ServiceContext, into headers: inout HTTPFields) {
-        InstrumentationSystem.instrument.inject(context, into: &headers, using: HTTPFieldsPropagation())
+        tracer?.inject(context, into: &headers, using: HTTPFieldsPropagation())
     }
 
     /// A `traceparent` that says "not kept", for a request going out from work that is not traced: the
@@ -204,7 +211,7 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
 /// One request as its door records it: its span, when traces are on and `TraceSampling` keeps it, and its
 /// access line, when `LOG_FORMAT=json`.
 struct RequestRecord: Sendable {
-    private(set) var span: (any Span)?
+    private(set) var span: RecordedSpan?
     /// What the request's work is traced under: its span's context, or none.
     var context: ServiceContext { span?.context ?? .topLevel }
     let start = ContinuousClock.now
@@ -246,9 +253,9 @@ struct RequestRecord: Sendable {
             : (nil, nil)
     }
 
-    private static func span(_ method: String, parent: ServiceContext, since: DefaultTracerClock.Instant?) -> any Span {
-        let span = InstrumentationSystem.tracer.startSpan(method, context: parent, ofKind: .server, at: since ?? DefaultTracerClock.now)
-        span.attributes["http.request.method"] = method
+    private static func span(_ method: String, parent: ServiceContext, since: DefaultTracerClock.Instant?) -> RecordedSpan? {
+        let span = RequestTracing.tracer?.startSpan(method, context: parent, ofKind: .server, at: since ?? DefaultTracerClock.now)
+        span?.attributes["http.request.method"] = method
         return span
     }
 
@@ -272,7 +279,9 @@ struct RequestRecord: Sendable {
             if let error { span.recordError(error) }
             RequestTracing.end(span, status: status)
         } else if let since, kept ? failed : failed || (slowIsKept && ContinuousClock.now - start >= TraceSampling.current.slow) {
-            let span = InstrumentationSystem.tracer.startSpan(route, context: kept ? parent : .topLevel, ofKind: .server, at: since)
+            guard let span = RequestTracing.tracer?.startSpan(route, context: kept ? parent : .topLevel, ofKind: .server, at: since) else {
+                return
+            }
             span.attributes["http.request.method"] = method
             if !kept { span.attributes["onthemap.trace.kept"] = failed ? "failed" : "slow" }
             if let error { span.recordError(error) }

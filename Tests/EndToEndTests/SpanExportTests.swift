@@ -58,6 +58,8 @@ import Tracing
             root.attributes["ratio"] = 0.25
             root.attributes["cached"] = true
             root.attributes["names"] = ["a", "b"]
+            // Long enough that its length, its span's and its batch's take three bytes each (past 16,383).
+            root.attributes["long"] = String(repeating: "x", count: 20_000)
             let other = tracer.startSpan("another request", context: .topLevel, ofKind: .server)
             let hop = tracer.startSpan("locations-service POST", context: root.context, ofKind: .client)
             hop.addLink(SpanLink(context: other.context, attributes: [:]))
@@ -87,6 +89,7 @@ import Tracing
         #expect(root.attributes["http.response.status_code"] == .number(201))
         #expect(root.attributes["ratio"] == .number(0.25) && root.attributes["cached"] == .bool(true))
         #expect(root.attributes["names"] == .array([.string("a"), .string("b")]))
+        #expect(root.attributes["long"] == .string(String(repeating: "x", count: 20_000)))
         #expect(root.end >= root.start && root.start > 1_700_000_000_000_000_000)
         #expect(root.resource["service.name"] == .string("span-test") && root.resource["deployment.environment"] == .string("test"))
         #expect(root.scope == "onthemap")

@@ -189,7 +189,7 @@ struct LocationWriteForwarder: Sendable {
     /// minute per session), traced as "session lookup" under the request's trace when one is recorded: one
     /// answered from the cache did no work worth a span.
     private func lookUp(_ digest: [UInt8], context: ServiceContext, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
-        let span = RequestTracing.traces(context) ? InstrumentationSystem.tracer.startSpan("session lookup", context: context) : nil
+        let span = RequestTracing.traces(context) ? RequestTracing.tracer?.startSpan("session lookup", context: context) : nil
         let promise = eventLoop.makePromise(of: Account?.self)
         promise.completeWithTask { try await ServiceContext.withValue(span?.context ?? context) { try await sessions.account(digest: digest) } }
         guard let span else { return promise.futureResult }

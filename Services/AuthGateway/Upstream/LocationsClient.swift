@@ -132,7 +132,7 @@ struct LocationsClient: Sendable {
         let traceContext = context ?? ServiceContext.current
         let span =
             RequestTracing.traces(traceContext)
-            ? InstrumentationSystem.tracer.startSpan("locations-service \(method.rawValue)", context: traceContext ?? .topLevel, ofKind: .client)
+            ? RequestTracing.tracer?.startSpan("locations-service \(method.rawValue)", context: traceContext ?? .topLevel, ofKind: .client)
             : nil
         if let span {
             span.attributes["url.path"] = path

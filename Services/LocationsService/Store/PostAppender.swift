@@ -63,8 +63,8 @@ final class PostAppender: Service, Sendable {
     /// to the other traced posts'.
     private func commit(_ batch: [Waiting]) async throws -> [LogPosition] {
         let traced = batch.compactMap(\.context)
-        guard let first = traced.first else { return try await events.appendPosted(batch.map(\.post)) }
-        return try await withSpan("group commit", context: first, ofKind: .internal) { span in
+        guard let first = traced.first, let tracer = RequestTracing.tracer else { return try await events.appendPosted(batch.map(\.post)) }
+        return try await tracer.withSpan("group commit", context: first, ofKind: .internal) { span in
             span.attributes["onthemap.batch.size"] = batch.count
             for context in traced.dropFirst() { span.addLink(SpanLink(context: context, attributes: [:])) }
             return try await events.appendPosted(batch.map(\.post))

@@ -19,8 +19,8 @@ enum OTLPEncoding {
     }
 }
 
-/// Protocol buffers' wire format, written field by field; a nested message is written into its own
-/// buffer first, for its length.
+/// Protocol buffers' wire format, written field by field into one array. A nested message is written in
+/// place after a byte kept for its length, which is moved up when the length takes more than one byte.
 struct ProtobufWriter {
     private(set) var bytes: [UInt8] = []
 
@@ -58,9 +58,22 @@ struct ProtobufWriter {
     }
 
     mutating func message(_ field: Int, _ write: (inout ProtobufWriter) -> Void) {
-        var inner = ProtobufWriter()
-        write(&inner)
-        bytes(field, inner.bytes)
+        key(field, 2)
+        let lengthAt = bytes.count
+        bytes.append(0)
+        write(&self)
+        let length = bytes.count - lengthAt - 1
+        guard length >= 0x80 else {
+            bytes[lengthAt] = UInt8(length)
+            return
+        }
+        var width = 1
+        while length >> (7 * width) != 0 { width += 1 }
+        bytes.insert(contentsOf: repeatElement(0, count: width - 1), at: lengthAt + 1)
+        for index in 0..<width {
+            let digit = UInt8(truncatingIfNeeded: length >> (7 * index)) & 0x7F
+            bytes[lengthAt + index] = index < width - 1 ? digit | 0x80 : digit
+        }
     }
 
     /// A 64-bit id as its 8 bytes, most significant first (as the W3C headers write them).
