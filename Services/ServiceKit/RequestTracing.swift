@@ -96,9 +96,8 @@ public enum RequestTracing {
         }
     }
 
-    /// The context a trusted caller's `traceparent` names, or none.
-    /// The peer's address is looked at only when there is a `traceparent` to take: written out as text, it
-    /// would cost every request an allocation.
+    /// The context a trusted caller's `traceparent` names, or none. The peer's address is looked at only
+    /// when there is a `traceparent` to take: written out as text, it would cost every request an allocation.
     static func parentContext(_ caller: CallerHeaders, peer: SocketAddress?, trusted: TrustedProxies) -> ServiceContext {
         guard caller.traceparent != nil, let address = peer?.ipAddress, trusted.contains(address) else { return .topLevel }
         return callersContext(caller)
@@ -279,13 +278,12 @@ struct RequestRecord: Sendable {
             if let error { span.recordError(error) }
             RequestTracing.end(span, status: status)
         } else if let since, kept ? failed : failed || (slowIsKept && ContinuousClock.now - start >= TraceSampling.current.slow) {
-            guard let span = RequestTracing.tracer?.startSpan(route, context: kept ? parent : .topLevel, ofKind: .server, at: since) else {
-                return
+            if let span = RequestTracing.tracer?.startSpan(route, context: kept ? parent : .topLevel, ofKind: .server, at: since) {
+                span.attributes["http.request.method"] = method
+                if !kept { span.attributes["onthemap.trace.kept"] = failed ? "failed" : "slow" }
+                if let error { span.recordError(error) }
+                RequestTracing.end(span, status: status)
             }
-            span.attributes["http.request.method"] = method
-            if !kept { span.attributes["onthemap.trace.kept"] = failed ? "failed" : "slow" }
-            if let error { span.recordError(error) }
-            RequestTracing.end(span, status: status)
         }
         guard AccessLog.enabled else { return }
         AccessLog.line(
