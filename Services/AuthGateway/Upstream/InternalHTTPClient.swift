@@ -40,6 +40,11 @@ final class InternalHTTPClient: LocationsHop {
     private let group: any EventLoopGroup
     private let settings: Settings
     private let pools = Mutex<[ObjectIdentifier: LoopPool]>([:])
+    /// The pipeline's generic answer reader, its type made here, on the thread that makes the client, before
+    /// the event loops' first connections ask for it at the same moment: two loops making it at once crashed
+    /// the Swift runtime (signal 11, a null type read while checking `HTTPDecoder`'s conformance to
+    /// `ByteToMessageDecoder`) in one gateway start of the test suites' several hundred.
+    private let answerReader: Any.Type = ByteToMessageHandler<HTTPResponseDecoder>.self
 
     /// What each event loop's pool needs to know of the client: a copy, since connections may still close
     /// after the client is gone.
