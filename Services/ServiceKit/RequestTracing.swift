@@ -32,8 +32,7 @@ public enum RequestTracing {
     public static var enabled: Bool { bootstrapped.load(ordering: .relaxed) }
 
     /// The exporter's background work, once `bootstrap` made one: it runs with the application's services.
-    public static var exporter: (any Service)? { exporterService.withLock { $0 } }
-    private static let exporterService = Mutex<(any Service)?>(nil)
+    public static var exporter: (any Service)? { tracer?.exporter }
 
     /// Makes the process's tracer when the environment names an OTLP endpoint; the first call decides.
     public static func bootstrap(serviceName: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -46,7 +45,6 @@ public enum RequestTracing {
         let tracer = OTLPTracer(exporter: exporter)
         InstrumentationSystem.bootstrap(tracer)
         made.withLock { $0 = tracer }
-        exporterService.withLock { $0 = exporter }
         TraceSampling.current = sampling
         bootstrapped.store(true, ordering: .relaxed)
     }

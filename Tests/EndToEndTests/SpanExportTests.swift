@@ -65,8 +65,7 @@ import Tracing
             hop.addLink(SpanLink(context: other.context, attributes: [:]))
             hop.recordError(CocoaError(.fileNoSuchFile))
             hop.setStatus(SpanStatus(code: .error, message: "refused"))
-            (rootID, serverID, linked) = (root.context.traceIDHex ?? "", root.context.spanIdentity!.spanIDHex, "")
-            linked = other.context.spanIdentity!.spanIDHex
+            (rootID, serverID, linked) = (root.context.traceIDHex ?? "", root.context.spanIdentity!.spanIDHex, other.context.spanIdentity!.spanIDHex)
             var headers: [String: String] = [:]
             tracer.inject(hop.context, into: &headers, using: DictionaryInjector())
             #expect(headers["traceparent"] == "00-0af7651916cd43dd8448eb211c80319c-\(hop.context.spanIdentity!.spanIDHex)-01")

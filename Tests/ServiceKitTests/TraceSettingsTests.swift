@@ -83,5 +83,9 @@ import Testing
                 #expect(error.description.contains(name), "\(error.description)")
             }
         }
+        let refusal = #expect(throws: ConfigurationError.self) {
+            try TraceExportSettings.fromEnvironment(serviceName: "auth-gateway", base.merging(["OTEL_BSP_SCHEDULE_DELAY": "0"]) { $1 })
+        }
+        #expect(refusal?.description == "OTEL_BSP_SCHEDULE_DELAY must be a whole number of milliseconds above 0, not 0")
     }
 }

@@ -56,10 +56,7 @@ public struct SpanIdentity: Sendable, Hashable {
     }
 
     static func hex(_ value: UInt64) -> String {
-        String(unsafeUninitializedCapacity: 16) { buffer in
-            for index in 0..<16 { buffer[index] = hexDigit(UInt8(truncatingIfNeeded: value >> (60 - 4 * UInt64(index))) & 0xF) }
-            return 16
-        }
+        withUnsafeBytes(of: value.bigEndian) { $0.hexString }
     }
 
     /// A new id for a span or a trace: never 0, and never the same twice in this process (SplitMix64 over a

@@ -114,14 +114,11 @@ public struct TraceExportSettings: Sendable {
     }
 
     private static func milliseconds(_ text: String, _ name: String) throws(ConfigurationError) -> Duration {
-        guard let value = Int(text), value > 0 else {
-            throw ConfigurationError("\(name) must be a whole number of milliseconds above 0, not \(text)")
-        }
-        return .milliseconds(value)
+        .milliseconds(try count(text, name, as: "a whole number of milliseconds"))
     }
 
-    private static func count(_ text: String, _ name: String) throws(ConfigurationError) -> Int {
-        guard let value = Int(text), value > 0 else { throw ConfigurationError("\(name) must be a whole number above 0, not \(text)") }
+    private static func count(_ text: String, _ name: String, as what: String = "a whole number") throws(ConfigurationError) -> Int {
+        guard let value = Int(text), value > 0 else { throw ConfigurationError("\(name) must be \(what) above 0, not \(text)") }
         return value
     }
 }
