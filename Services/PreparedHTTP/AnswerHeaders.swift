@@ -19,17 +19,17 @@ public struct AnswerHeaders: Sendable {
     let serverName: String
     /// Whether every answer on the connection reaches its client over HTTPS (TLS to this server).
     let secure: Bool
-    /// `\r\nServer: <name>\r\nX-Content-Type-Options: nosniff\r\n\r\n`: what ends a rendered head, after the date.
-    private let trailer: [UInt8]
+    /// `\r\nServer: <name>\r\nX-Content-Type-Options: nosniff\r\n`: what follows the date in a rendered head.
+    private let lines: [UInt8]
     /// The same with `Strict-Transport-Security`, for answers over HTTPS.
-    private let secureTrailer: [UInt8]
+    private let secureLines: [UInt8]
 
     public init(serverName: String, secure: Bool = false) {
         self.serverName = serverName
         self.secure = secure
         let common = "\r\nServer: \(serverName)\r\n\(Self.noSniff.name): \(Self.noSniff.value)\r\n"
-        trailer = Array((common + "\r\n").utf8)
-        secureTrailer = Array((common + "\(Self.strictTransportSecurity.name): \(Self.strictTransportSecurity.value)\r\n\r\n").utf8)
+        lines = Array(common.utf8)
+        secureLines = Array((common + "\(Self.strictTransportSecurity.name): \(Self.strictTransportSecurity.value)\r\n").utf8)
     }
 
     /// A router's answer: the date of this second (in place of the router's own), the server, no sniffing.
@@ -51,30 +51,44 @@ public struct AnswerHeaders: Sendable {
     static let noSniffField = HTTPField.Name(noSniff.name)!
     static let strictTransportSecurityField = HTTPField.Name(strictTransportSecurity.name)!
 
-    /// The head of one of the handler's answers, ready to send: its rendered head, then the same headers
-    /// (`secure`: the answer reaches its client over HTTPS, on this connection or through a trusted proxy).
-    /// `second`: the time its `Date` says, as `time(nil)` counts; `room`: bytes to leave room for after the head.
+    /// The head of one of the handler's answers, ready to send: its rendered head, the same headers, and
+    /// the header appended for this answer alone, if any (`secure`: the answer reaches its client over
+    /// HTTPS, on this connection or through a trusted proxy). `second`: the time its `Date` says, as
+    /// `time(nil)` counts; `room`: bytes to leave room for after the head.
     func render(
         _ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator, second: Int = time(nil), room: Int = 0
     ) -> ByteBuffer {
-        let trailer = secure || self.secure ? secureTrailer : trailer
-        var head = allocator.buffer(capacity: answer.headLength + 48 + trailer.count + room)
-        answer.writeHead(to: &head)
+        var head = allocator.buffer(capacity: length(answer, secure: secure) + room)
+        writeShared(answer, secure: secure, second: second, to: &head)
+        if let appended = answer.appended { head.writeField(appended.name, appended.value) }
+        head.writeStaticString("\r\n")
+        return head
+    }
+
+    /// Room enough for `render`'s head.
+    private func length(_ answer: PreparedResponse, secure: Bool) -> Int {
+        answer.sharedHead.readableBytes + 48 + secureLines.count + (answer.appended?.wireLength ?? 0) + 2
+    }
+
+    /// What every head starts with: the answer's shared head, the date and the headers every answer carries.
+    private func writeShared(_ answer: PreparedResponse, secure: Bool, second: Int, to head: inout ByteBuffer) {
+        head.writeImmutableBuffer(answer.sharedHead)
         head.writeStaticString("Date: ")
         head.writeString(HTTPDate.of(second))
-        head.writeBytes(trailer)
-        return head
+        head.writeBytes(secure || self.secure ? secureLines : lines)
     }
 
     /// One of the handler's answers whole, head and body in one buffer, as `render` and the body would be
     /// written; nil when it is better written in two (a body past `Rendered.largest`, or past `copied` in an
-    /// answer with a header of its own).
+    /// answer made for one request with a header of its own).
     ///
     /// The same answer goes out many times a second (the hot read), and but for its date every copy is the
     /// same: it is rendered once a second by each thread that sends it and kept there (`Rendered`), so that
-    /// each request costs one write of one buffer, with no head made or copied. An answer with a header
-    /// appended for one request (the gateway's request id) is rendered for that request alone, its body
-    /// copied in after its head when that is small (a coded list, a `304`, an error).
+    /// each request costs one write of one buffer, with no head made or copied. A header appended for each
+    /// request (the gateway's request id) comes last in the head, and the kept answer leaves room before
+    /// its head for that header's value to be written in place, request by request (`Rendered.Slot`). An
+    /// answer made for one request alone is rendered for it, its body copied in after its head when that is
+    /// small (an error).
     func whole(_ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator, second: Int = time(nil)) -> ByteBuffer? {
         let length = answer.body?.readableBytes ?? 0
         guard let shared = answer.shared else {
@@ -82,10 +96,30 @@ public struct AnswerHeaders: Sendable {
         }
         guard length <= Rendered.largest else { return nil }
         let secure = secure || self.secure
+        let appended = answer.appended
+        if let appended, appended.value.utf8.count > Rendered.Slot.room {
+            return length <= Self.copied ? rendered(answer, secure: secure, allocator: allocator, second: second) : nil
+        }
         let kept = Rendered.ofThisThread
-        if let whole = kept.find(shared, secure: secure, second: second) { return whole }
-        let whole = rendered(answer, secure: secure, allocator: allocator, second: second)
-        kept.keep(whole, of: shared, secure: secure, second: second)
+        if let whole = kept.find(shared, appended: appended, secure: secure, second: second) { return whole }
+        guard let appended else {
+            let whole = rendered(answer, secure: secure, allocator: allocator, second: second)
+            kept.keep(whole, of: shared, secure: secure, second: second)
+            return whole
+        }
+        // Room for the longest value before the head, the value written last, where it ends for every request.
+        var whole = allocator.buffer(capacity: Rendered.Slot.room + self.length(answer, secure: secure) + length)
+        whole.writeRepeatingByte(UInt8(ascii: " "), count: Rendered.Slot.room - appended.value.utf8.count)
+        let start = whole.writerIndex
+        writeShared(answer, secure: secure, second: second, to: &whole)
+        whole.writeString(appended.name.rawName)
+        whole.writeStaticString(": ")
+        let slot = Rendered.Slot(name: appended.name, prefix: whole.writerIndex - start, end: Rendered.Slot.room + whole.writerIndex - start)
+        whole.writeString(appended.value)
+        whole.writeStaticString("\r\n\r\n")
+        if var body = answer.body { whole.writeBuffer(&body) }
+        kept.keep(whole, of: shared, slot: slot, filled: appended.value.utf8.count, secure: secure, second: second)
+        whole.moveReaderIndex(to: start)
         return whole
     }
 
@@ -110,11 +144,44 @@ public struct AnswerHeaders: Sendable {
         static let capacity = 8
         private static let threads = ThreadSpecificVariable<Rendered>()
 
+        /// Where a kept answer's appended header has its value: the bytes before the head leave room for
+        /// the longest, and the value ends at `end` whatever its length, just before the head's end and the
+        /// body. A value as long as the last is written over it; one of another length moves the head
+        /// (`prefix` bytes: all before the value) to sit just before it.
+        struct Slot {
+            /// The longest value written in place (a request id is at most 128 bytes); a longer one has its
+            /// answer rendered for it alone.
+            static let room = 256
+            let name: HTTPField.Name
+            let prefix: Int
+            let end: Int
+        }
+
         private struct Entry {
             let shared: AnyObject
+            let slot: Slot?
             let secure: Bool
             let second: Int
-            let bytes: ByteBuffer
+            /// For a slot, the whole storage, the room before the head included.
+            var bytes: ByteBuffer
+            /// The length of the value in the slot now.
+            var filled: Int
+
+            /// The answer with `value` in its slot. The bytes are written in place unless the last answer
+            /// given is still being sent (NIO holds it): then they are copied first, as a byte buffer's
+            /// storage is when it is changed while shared.
+            mutating func filling(_ value: String) -> ByteBuffer {
+                guard let slot else { return bytes }
+                let length = value.utf8.count
+                if length != filled {
+                    _ = try? bytes.copyBytes(at: slot.end - filled - slot.prefix, to: slot.end - length - slot.prefix, length: slot.prefix)
+                    filled = length
+                }
+                bytes.setString(value, at: slot.end - length)
+                var whole = bytes
+                whole.moveReaderIndex(to: slot.end - length - slot.prefix)
+                return whole
+            }
         }
 
         private var entries: [Entry] = []
@@ -128,18 +195,23 @@ public struct AnswerHeaders: Sendable {
             return made
         }
 
-        func find(_ shared: AnyObject, secure: Bool, second: Int) -> ByteBuffer? {
-            for entry in entries where entry.shared === shared && entry.secure == secure {
-                return entry.second == second ? entry.bytes : nil
+        /// The kept answer for these shared parts and this second, with `appended`'s value in its slot.
+        func find(_ shared: AnyObject, appended: PreparedResponse.Appended?, secure: Bool, second: Int) -> ByteBuffer? {
+            for index in entries.indices where entries[index].shared === shared && entries[index].secure == secure {
+                guard entries[index].slot?.name == appended?.name else { continue }
+                guard entries[index].second == second else { return nil }
+                return entries[index].filling(appended?.value ?? "")
             }
             return nil
         }
 
-        func keep(_ bytes: ByteBuffer, of shared: AnyObject, secure: Bool, second: Int) {
-            let entry = Entry(shared: shared, secure: secure, second: second, bytes: bytes)
+        /// Keeps `bytes`, the answer whose parts are `shared` (with `slot`, all of its storage, and the
+        /// length of the value just written there, `filled`).
+        func keep(_ bytes: ByteBuffer, of shared: AnyObject, slot: Slot? = nil, filled: Int = 0, secure: Bool, second: Int) {
+            let entry = Entry(shared: shared, slot: slot, secure: secure, second: second, bytes: bytes, filled: filled)
             // Its own earlier second's entry, else one of an earlier second (that answer may be gone for
             // good: a list that changed), else a free one, else the oldest made.
-            if let index = entries.firstIndex(where: { $0.shared === shared && $0.secure == secure })
+            if let index = entries.firstIndex(where: { $0.shared === shared && $0.secure == secure && $0.slot?.name == slot?.name })
                 ?? entries.firstIndex(where: { $0.second != second })
             {
                 entries[index] = entry

@@ -12,8 +12,11 @@ import NIOHTTP1
 /// beside them, not in a copy of their headers and head made for every request.
 public struct PreparedResponse: Sendable, Equatable {
     private var parts: Parts
-    /// The header appended to this answer alone, written after `parts`' head.
-    private var appended: HTTPField?
+    /// The header appended to this answer alone, written last in its head.
+    private(set) var appended: Appended?
+    /// `parts` were held elsewhere too when `appended` was added (a cache's answer, sent again and again):
+    /// what is worth keeping rendered (`AnswerHeaders.whole`). An answer made for one request is not.
+    private var partsShared = false
 
     private final class Parts: Sendable {
         let status: HTTPResponse.Status
@@ -29,38 +32,32 @@ public struct PreparedResponse: Sendable, Equatable {
         }
     }
 
+    /// One header appended for one answer: its value is known to be a legal field value.
+    struct Appended: Sendable, Equatable {
+        let name: HTTPField.Name
+        let value: String
+
+        /// Its line's length in a head: `name: value` and the line's end.
+        var wireLength: Int { fieldLineLength(name, value) }
+    }
+
     public var status: HTTPResponse.Status { parts.status }
     public var body: ByteBuffer? { parts.body }
 
     public var headers: HTTPFields {
         guard let appended else { return parts.headers }
         var headers = parts.headers
-        headers.append(appended)
+        headers.append(HTTPField(name: appended.name, value: appended.value))
         return headers
     }
 
-    /// What `PreparedResponseHandler` writes before the headers every answer carries (`AnswerHeaders`).
-    public var head: ByteBuffer {
-        var head = ByteBuffer()
-        writeHead(to: &head)
-        return head
-    }
+    /// The status line and headers of `parts`, `Content-Length` last: what `PreparedResponseHandler`
+    /// writes first, the headers every answer carries (`AnswerHeaders`) and `appended` after it.
+    var sharedHead: ByteBuffer { parts.head }
 
-    /// Writes `head` to `buffer`.
-    func writeHead(to buffer: inout ByteBuffer) {
-        buffer.writeImmutableBuffer(parts.head)
-        if let appended { buffer.writeField(appended) }
-    }
-
-    /// What every request answered with this very answer shares, and nothing else: the parts, unless a
-    /// header was appended for this request alone (nil then). A whole rendered answer is kept by it.
-    var shared: AnyObject? { appended == nil ? parts : nil }
-
-    /// The length of `head`.
-    var headLength: Int {
-        parts.head.readableBytes + (appended.map { $0.name.rawName.utf8.count + $0.value.utf8.count + 4 } ?? 0)
-    }
-
+    /// What every request answered with this very answer shares: its parts, unless it has a header of its
+    /// own and those parts were made for it alone (nil then). A whole rendered answer is kept by it.
+    var shared: AnyObject? { appended == nil || partsShared ? parts : nil }
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?) {
         self.init(status: status, headers: headers, body: body, chunked: false)
     }
@@ -96,18 +93,27 @@ public struct PreparedResponse: Sendable, Equatable {
 
     /// One more header, for this answer only (a request id, say).
     public mutating func append(_ field: HTTPField) {
+        append(field.name, legalValue: field.value)
+    }
+
+    /// The same for a value the caller has checked is a legal field value (visible ASCII, say: a request id
+    /// it made or vetted), which is not checked again: the hot read appends one to every answer.
+    public mutating func append(_ name: HTTPField.Name, legalValue value: String) {
+        assert(HTTPField(name: name, value: value).value == value, "not a legal field value: \(value)")
         if let earlier = appended {
             var (headers, head) = (parts.headers, parts.head)
-            headers.append(earlier)
-            head.writeField(earlier)
+            headers.append(HTTPField(name: earlier.name, value: earlier.value))
+            head.writeField(earlier.name, earlier.value)
             parts = Parts(status: parts.status, headers: headers, body: parts.body, head: head)
         }
-        appended = field
+        partsShared = !isKnownUniquelyReferenced(&parts)
+        appended = Appended(name: name, value: value)
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         (lhs.parts === rhs.parts && lhs.appended == rhs.appended)
-            || (lhs.status == rhs.status && lhs.headers == rhs.headers && lhs.body == rhs.body && lhs.head == rhs.head)
+            || (lhs.status == rhs.status && lhs.headers == rhs.headers && lhs.body == rhs.body && lhs.parts.head == rhs.parts.head
+                && lhs.appended == rhs.appended)
     }
 
     /// The same answer for a router handler.
@@ -120,14 +126,23 @@ extension ByteBuffer {
     /// One header line of an HTTP/1 head, `name: value` and its line end: an answer's, and the gateway's
     /// requests to its hop.
     public mutating func writeField(_ field: HTTPField) {
-        writeString(field.name.rawName)
+        writeField(field.name, field.value)
+    }
+
+    mutating func writeField(_ name: HTTPField.Name, _ value: String) {
+        writeString(name.rawName)
         writeStaticString(": ")
-        writeString(field.value)
+        writeString(value)
         writeStaticString("\r\n")
     }
 }
 
 extension HTTPFields {
     /// The bytes `ByteBuffer.writeField` writes for all of them: what a head is allocated for.
-    public var wireLength: Int { reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 } }
+    public var wireLength: Int { reduce(0) { $0 + fieldLineLength($1.name, $1.value) } }
+}
+
+/// The bytes `ByteBuffer.writeField` writes for one header.
+private func fieldLineLength(_ name: HTTPField.Name, _ value: String) -> Int {
+    name.rawName.utf8.count + value.utf8.count + 4
 }

@@ -528,6 +528,60 @@ import Testing
         #expect(headers.whole(large, allocator: allocator) == nil)
     }
 
+    /// A cache's answer given with each request's own id, as the gateway gives its list: one kept buffer
+    /// whose id is written in place, request by request.
+    func appending(_ id: String, to cached: PreparedResponse) -> PreparedResponse {
+        var answer = cached
+        answer.append(Self.requestID, legalValue: id)
+        return answer
+    }
+
+    static let requestID = HTTPField.Name("X-Request-Id")!
+
+    @Test func aKeptAnswerWithAHeaderOfItsOwnIsWholeWithEachRequestsValue() throws {
+        let body = String(repeating: "y", count: AnswerHeaders.copied * 3)
+        let cached = answer(body)
+        let ids = ["r1", "r22", "r1", String(repeating: "z", count: 128), "aa", "bb", "r333"]
+        var storage: UnsafeRawPointer?
+        for id in ids {
+            let each = appending(id, to: cached)
+            let whole = try #require(headers.whole(each, allocator: allocator, second: 784_111_777))
+            var apart = headers.render(each, allocator: allocator, second: 784_111_777)
+            apart.writeString(body)
+            #expect(whole == apart)
+            #expect(String(buffer: whole).hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(String(buffer: whole).contains("\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: \(id)\r\n\r\n\(body)"))
+            // The same storage every time: nothing holds the last answer any more.
+            let base = whole.withUnsafeReadableBytes { UnsafeRawPointer($0.baseAddress!) - whole.readerIndex }
+            if let storage { #expect(base == storage) }
+            storage = base
+        }
+    }
+
+    @Test func anAnswerStillBeingSentIsNotChangedByTheNext() throws {
+        let cached = answer("[4]")
+        let first = try #require(headers.whole(appending("first", to: cached), allocator: allocator, second: 784_111_777))
+        let second = try #require(headers.whole(appending("second", to: cached), allocator: allocator, second: 784_111_777))
+        let third = try #require(headers.whole(appending("3rd-id", to: cached), allocator: allocator, second: 784_111_777))
+        #expect(String(buffer: first).contains("\r\nX-Request-Id: first\r\n\r\n[4]"))
+        #expect(String(buffer: second).contains("\r\nX-Request-Id: second\r\n\r\n[4]"))
+        #expect(String(buffer: third).contains("\r\nX-Request-Id: 3rd-id\r\n\r\n[4]"))
+        #expect(String(buffer: first).hasPrefix("HTTP/1.1 200 OK\r\n") && String(buffer: second).hasPrefix("HTTP/1.1 200 OK\r\n"))
+    }
+
+    @Test func aValuePastTheRoomIsRenderedForItsRequestAlone() throws {
+        let long = String(repeating: "v", count: AnswerHeaders.Rendered.Slot.room + 1)
+        let cached = answer("[5]")
+        let small = appending(long, to: cached)
+        let whole = try #require(headers.whole(small, allocator: allocator, second: 784_111_777))
+        #expect(String(buffer: whole).contains("\r\nX-Request-Id: \(long)\r\n\r\n[5]"))
+        let large = appending(long, to: answer(String(repeating: "x", count: AnswerHeaders.copied + 1)))
+        #expect(headers.whole(large, allocator: allocator) == nil)
+        // The next request's short id has the kept answer again.
+        let short = try #require(headers.whole(appending("s", to: cached), allocator: allocator, second: 784_111_777))
+        #expect(String(buffer: short).contains("\r\nX-Request-Id: s\r\n\r\n[5]") && !String(buffer: short).contains(long))
+    }
+
     @Test func aBodyPastTheLimitIsWrittenApart() {
         let large = answer(String(repeating: "x", count: AnswerHeaders.Rendered.largest + 1))
         #expect(headers.whole(large, allocator: allocator) == nil)

@@ -64,7 +64,7 @@ struct LocationsProxyController: Sendable {
     private func cachedList(_ request: PreparedRequest) -> PreparedResponse? {
         guard LatestListQuery.matches(request.query), let list = latest.current else { return nil }
         var answer = list.answer(request)
-        answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.resolve(request.header(.requestID))))
+        answer.append(.requestID, legalValue: RequestIDMiddleware.resolve(request.header(.requestID)))
         return answer
     }
 

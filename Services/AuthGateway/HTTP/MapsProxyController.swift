@@ -127,7 +127,7 @@ struct MapsProxyController: Sendable {
         }
         guard let list else { return nil }
         var answer = list.answer(request)
-        answer.append(HTTPField(name: .requestID, value: RequestIDMiddleware.resolve(request.header(.requestID))))
+        answer.append(.requestID, legalValue: RequestIDMiddleware.resolve(request.header(.requestID)))
         return answer
     }
 

@@ -53,7 +53,7 @@ enum ParseWire {
     static func refusal(_ error: GatewayError, requestID: String) -> PreparedResponse {
         OperatorMetrics.refused(caseName(error))
         var answer = answer(for: error)
-        answer.append(HTTPField(name: .requestID, value: requestID))
+        answer.append(.requestID, legalValue: requestID)
         return answer
     }
 }
