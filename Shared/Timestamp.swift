@@ -36,7 +36,35 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let minute = (msOfDay / 60_000) % 60
         let second = (msOfDay / 1000) % 60
         let milli = msOfDay % 1000
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
+        guard (0...9999).contains(y) else {
+            return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
+        }
+        // The digits written in place, in one string of 24 bytes: padding each part as a string of its own
+        // and joining them cost 8,000 instructions a timestamp, and a POST writes five.
+        return String(unsafeUninitializedCapacity: 24) { text in
+            func put(_ value: Int64, _ width: Int, at start: Int) {
+                var rest = value
+                for index in (start..<(start + width)).reversed() {
+                    text[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put(y, 4, at: 0)
+            text[4] = UInt8(ascii: "-")
+            put(m, 2, at: 5)
+            text[7] = UInt8(ascii: "-")
+            put(d, 2, at: 8)
+            text[10] = UInt8(ascii: "T")
+            put(hour, 2, at: 11)
+            text[13] = UInt8(ascii: ":")
+            put(minute, 2, at: 14)
+            text[16] = UInt8(ascii: ":")
+            put(second, 2, at: 17)
+            text[19] = UInt8(ascii: ".")
+            put(milli, 3, at: 20)
+            text[23] = UInt8(ascii: "Z")
+            return 24
+        }
     }
 
     /// The session API's spelling: six fractional digits (`2015-05-10T16:48:30.760000Z`), which some

@@ -93,6 +93,24 @@ import Testing
         #expect(Timestamp(millisecondsSince1970: 1_425_949_490_315).iso8601 == "2015-03-10T01:04:50.315Z")
         #expect(Timestamp(millisecondsSince1970: 951_782_400_007).iso8601 == "2000-02-29T00:00:00.007Z")
         #expect(Timestamp(millisecondsSince1970: -1).iso8601 == "1969-12-31T23:59:59.999Z")
+        #expect(Timestamp(millisecondsSince1970: 253_402_300_799_999).iso8601 == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp(millisecondsSince1970: 253_402_300_800_000).iso8601 == "10000-01-01T00:00:00.000Z")
+        #expect(Timestamp(millisecondsSince1970: -62_167_219_200_000).iso8601 == "0000-01-01T00:00:00.000Z")
+    }
+
+    /// Against the C library's calendar: any millisecond from 1900 to 9999 reads as `gmtime` says.
+    @Test func formatsAsTheCLibrarysCalendarDoes() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let ms = Int64.random(in: -2_208_988_800_000...253_402_300_799_999, using: &generator)
+            var seconds = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let expected = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
+                parts.tm_min, parts.tm_sec, Int32(ms - Int64(seconds) * 1000))
+            #expect(Timestamp(millisecondsSince1970: ms).iso8601 == expected)
+        }
     }
 
     @Test func parsesWhatItFormatsAndTruncatesExtraDigits() {
