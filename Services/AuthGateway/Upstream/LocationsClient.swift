@@ -159,18 +159,11 @@ struct LocationsClient: Sendable {
     }
 
     /// `X-Actor` values already written, by actor: the same students write again and again, and writing one
-    /// (JSON, then base64url) costs more than the rest of the hop's headers together. Emptied when full.
-    private static let actorHeaders = Mutex<[Actor: String]>([:])
-    private static let actorHeadersKept = 4096
+    /// (JSON, then base64url) costs more than the rest of the hop's headers together.
+    private static let actorHeaders = KeptResults<Actor, String>()
 
     static func header(of actor: Actor) -> String {
-        if let written = actorHeaders.withLock({ $0[actor] }) { return written }
-        let value = actor.headerValue
-        actorHeaders.withLock { headers in
-            if headers.count >= actorHeadersKept { headers.removeAll(keepingCapacity: true) }
-            headers[actor] = value
-        }
-        return value
+        actorHeaders.value(for: actor) { $0.headerValue }
     }
 
     /// A value that stays one header field when written out again: no CR, LF, NUL or other control

@@ -55,7 +55,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     private func scope(_ request: Request, context: Context, cached: Bool = true) async throws -> (map: String, access: MapAccess?) {
         guard let text = context.parameters.get("slug") else { return ("", nil) }
         guard let slug = MapSlug(text), let maps else { throw MapCommands.notFound }
-        let actor = request.headers[.actor].flatMap(Actor.init(headerValue:))
+        let actor = ActorHeader.actor(request.headers[.actor])
         return (slug.rawValue, try await maps.readable(slug, actor: actor, cached: cached))
     }
 
@@ -114,7 +114,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
         guard LatestListQuery.matches(request.query), token.admits(authorization: request.header(.authorization)),
             let slug = parameters.get("slug").flatMap(MapSlug.init), let accessCache = maps?.accessCache, let mapLists
         else { return nil }
-        let actor = request.header(.actor).flatMap(Actor.init(headerValue:))
+        let actor = ActorHeader.actor(request.header(.actor))
         guard case .access(let access)? = accessCache.fresh(MapStore.cacheKey(slug, actorKey: actor?.key)), access.canRead,
             let list = mapLists.fresh(slug.rawValue)
         else { return nil }
@@ -276,7 +276,7 @@ struct LocationsController<Context: RequestContext>: Sendable {
     }
 
     private static func writeContext(_ request: Request, context: Context) throws(LocationError) -> LocationCommands.Context {
-        guard let header = request.headers[.actor], let actor = Actor(headerValue: header) else {
+        guard let actor = ActorHeader.actor(request.headers[.actor]) else {
             throw .missingActor
         }
         return LocationCommands.Context(

@@ -154,7 +154,7 @@ struct MapsController<Context: RequestContext>: Sendable {
     }
 
     private static func optionalActor(_ request: Request) -> Actor? {
-        request.headers[.actor].flatMap(Actor.init(headerValue:))
+        ActorHeader.actor(request.headers[.actor])
     }
 
     private static func actor(_ request: Request) throws(LocationError) -> Actor {
