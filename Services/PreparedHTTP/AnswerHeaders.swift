@@ -80,15 +80,15 @@ public struct AnswerHeaders: Sendable {
 
     /// One of the handler's answers whole, head and body in one buffer, as `render` and the body would be
     /// written; nil when it is better written in two (a body past `Rendered.largest`, or past `copied` in an
-    /// answer made for one request with a header of its own).
+    /// answer made for one request).
     ///
     /// The same answer goes out many times a second (the hot read), and but for its date every copy is the
     /// same: it is rendered once a second by each thread that sends it and kept there (`Rendered`), so that
     /// each request costs one write of one buffer, with no head made or copied. A header appended for each
     /// request (the gateway's request id) comes last in the head, and the kept answer leaves room before
     /// its head for that header's value to be written in place, request by request (`Rendered.Slot`). An
-    /// answer made for one request alone is rendered for it, its body copied in after its head when that is
-    /// small (an error).
+    /// answer made for one request (a write's, an error) is rendered for it, its body copied in after its
+    /// head when that is small, and not kept: it would take the place of one sent again.
     func whole(_ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator, second: Int = time(nil)) -> ByteBuffer? {
         let length = answer.body?.readableBytes ?? 0
         guard let shared = answer.shared else {

@@ -14,21 +14,21 @@ public struct PreparedResponse: Sendable, Equatable {
     private var parts: Parts
     /// The header appended to this answer alone, written last in its head.
     private(set) var appended: Appended?
-    /// `parts` were held elsewhere too when `appended` was added (a cache's answer, sent again and again):
-    /// what is worth keeping rendered (`AnswerHeaders.whole`). An answer made for one request is not.
-    private var partsShared = false
 
     private final class Parts: Sendable {
         let status: HTTPResponse.Status
         let headers: HTTPFields
         let body: ByteBuffer?
         let head: ByteBuffer
+        /// Sent again and again (a cache's answer): worth keeping rendered (`AnswerHeaders.whole`).
+        let reused: Bool
 
-        init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, head: ByteBuffer) {
+        init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, head: ByteBuffer, reused: Bool) {
             self.status = status
             self.headers = headers
             self.body = body
             self.head = head
+            self.reused = reused
         }
     }
 
@@ -55,19 +55,22 @@ public struct PreparedResponse: Sendable, Equatable {
     /// writes first, the headers every answer carries (`AnswerHeaders`) and `appended` after it.
     var sharedHead: ByteBuffer { parts.head }
 
-    /// What every request answered with this very answer shares: its parts, unless it has a header of its
-    /// own and those parts were made for it alone (nil then). A whole rendered answer is kept by it.
-    var shared: AnyObject? { appended == nil || partsShared ? parts : nil }
-    public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?) {
-        self.init(status: status, headers: headers, body: body, chunked: false)
+    /// What every request answered with this very answer shares, when it is one sent again and again (a
+    /// cache's): its parts, by which a whole rendered answer is kept. nil for one made for its request.
+    var shared: AnyObject? { parts.reused ? parts : nil }
+
+    /// `reused`: the answer is kept and sent again and again (a cache's), so each thread that sends it keeps
+    /// it rendered; an answer made for one request (an error, a write's answer) is rendered for it alone.
+    public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, reused: Bool = false) {
+        self.init(status: status, headers: headers, body: body, chunked: false, reused: reused)
     }
 
     /// The head of a stream's answer (`PreparedStream`), whose body follows in chunks.
     static func streamHead(headers: HTTPFields) -> PreparedResponse {
-        PreparedResponse(status: .ok, headers: headers, body: nil, chunked: true)
+        PreparedResponse(status: .ok, headers: headers, body: nil, chunked: true, reused: false)
     }
 
-    private init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, chunked: Bool) {
+    private init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?, chunked: Bool, reused: Bool) {
         // Room for all of it at once (status line and length take at most 96 bytes): grown as it is written,
         // the buffer would be made again several times.
         var head = ByteBuffer()
@@ -88,7 +91,7 @@ public struct PreparedResponse: Sendable, Equatable {
             head.writeString(String(body?.readableBytes ?? 0))
             head.writeStaticString("\r\n")
         }
-        parts = Parts(status: status, headers: headers, body: body, head: head)
+        parts = Parts(status: status, headers: headers, body: body, head: head, reused: reused)
     }
 
     /// One more header, for this answer only (a request id, say).
@@ -104,9 +107,9 @@ public struct PreparedResponse: Sendable, Equatable {
             var (headers, head) = (parts.headers, parts.head)
             headers.append(HTTPField(name: earlier.name, value: earlier.value))
             head.writeField(earlier.name, earlier.value)
-            parts = Parts(status: parts.status, headers: headers, body: parts.body, head: head)
+            // Parts of this answer's own, kept by nobody else.
+            parts = Parts(status: parts.status, headers: headers, body: parts.body, head: head, reused: false)
         }
-        partsShared = !isKnownUniquelyReferenced(&parts)
         appended = Appended(name: name, value: value)
     }
 

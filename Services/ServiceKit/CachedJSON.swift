@@ -88,8 +88,8 @@ public struct CachedJSON: Sendable {
             var full: HTTPFields = [.contentType: contentType, .eTag: tag, .vary: "Accept-Encoding"]
             if let value = coding.headerValue { full[.contentEncoding] = value }
             return Pair(
-                full: PreparedResponse(status: .ok, headers: full, body: body),
-                notModified: PreparedResponse(status: .notModified, headers: [.eTag: tag, .vary: "Accept-Encoding"], body: nil))
+                full: PreparedResponse(status: .ok, headers: full, body: body, reused: true),
+                notModified: PreparedResponse(status: .notModified, headers: [.eTag: tag, .vary: "Accept-Encoding"], body: nil, reused: true))
         }
     }
 }

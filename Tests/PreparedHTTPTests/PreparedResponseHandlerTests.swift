@@ -475,8 +475,10 @@ import Testing
     let headers = AnswerHeaders(serverName: "test-server")
     let allocator = ByteBufferAllocator()
 
-    func answer(_ body: String) -> PreparedResponse {
-        PreparedResponse(status: .ok, headers: [.contentType: "application/json", .eTag: "\"abc\""], body: ByteBuffer(string: body))
+    /// `reused`: a cache's answer, sent again and again; else one made for its request.
+    func answer(_ body: String, reused: Bool = true) -> PreparedResponse {
+        PreparedResponse(
+            status: .ok, headers: [.contentType: "application/json", .eTag: "\"abc\""], body: ByteBuffer(string: body), reused: reused)
     }
 
     @Test func aWholeAnswerIsItsHeadThenItsBodyAndIsKeptForItsSecond() throws {
@@ -510,11 +512,11 @@ import Testing
         #expect(try #require(headers.whole(list, allocator: allocator, second: 784_111_777)) == plain)
     }
 
-    @Test func anAnswerWithAHeaderOfItsOwnIsWholeForItsRequestAloneWhileItsBodyIsSmall() throws {
+    @Test func anAnswerMadeForItsRequestIsWholeWhileItsBodyIsSmallAndIsNotKept() throws {
         let requestID = HTTPField.Name("X-Request-Id")!
-        var first = answer("[3]")
+        var first = answer("[3]", reused: false)
         first.append(HTTPField(name: requestID, value: "r1"))
-        var second = answer("[3]")
+        var second = answer("[3]", reused: false)
         second.append(HTTPField(name: requestID, value: "r2"))
         let firstWhole = try #require(headers.whole(first, allocator: allocator, second: 784_111_777))
         let secondWhole = try #require(headers.whole(second, allocator: allocator, second: 784_111_777))
@@ -523,9 +525,24 @@ import Testing
         var apart = headers.render(second, allocator: allocator, second: 784_111_777)
         apart.writeString("[3]")
         #expect(secondWhole == apart)
-        var large = answer(String(repeating: "x", count: AnswerHeaders.copied + 1))
+        // Rendered again for a second request: not kept.
+        let again = try #require(headers.whole(second, allocator: allocator, second: 784_111_777))
+        #expect(again == secondWhole)
+        #expect(again.withUnsafeReadableBytes { $0.baseAddress } != secondWhole.withUnsafeReadableBytes { $0.baseAddress })
+        var large = answer(String(repeating: "x", count: AnswerHeaders.copied + 1), reused: false)
+        #expect(headers.whole(large, allocator: allocator) == nil)
         large.append(HTTPField(name: requestID, value: "r3"))
         #expect(headers.whole(large, allocator: allocator) == nil)
+    }
+
+    @Test func answersMadeForTheirRequestsDoNotPushOutAKeptOne() throws {
+        let list = answer("[6]")
+        let kept = try #require(headers.whole(list, allocator: allocator, second: 784_111_777))
+        for index in 0..<(AnswerHeaders.Rendered.capacity * 3) {
+            _ = headers.whole(answer("[\(index)]", reused: false), allocator: allocator, second: 784_111_777)
+        }
+        let again = try #require(headers.whole(list, allocator: allocator, second: 784_111_777))
+        #expect(again.withUnsafeReadableBytes { $0.baseAddress } == kept.withUnsafeReadableBytes { $0.baseAddress })
     }
 
     /// A cache's answer given with each request's own id, as the gateway gives its list: one kept buffer
