@@ -59,9 +59,7 @@ public struct AnswerHeaders: Sendable {
         _ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator, second: Int = time(nil), room: Int = 0
     ) -> ByteBuffer {
         var head = allocator.buffer(capacity: length(answer, secure: secure) + room)
-        writeShared(answer, secure: secure, second: second, to: &head)
-        if let appended = answer.appended { head.writeField(appended.name, appended.value) }
-        head.writeStaticString("\r\n")
+        write(answer, secure: secure, second: second, to: &head)
         return head
     }
 
@@ -70,12 +68,15 @@ public struct AnswerHeaders: Sendable {
         answer.sharedHead.readableBytes + 48 + secureLines.count + (answer.appended?.wireLength ?? 0) + 2
     }
 
-    /// What every head starts with: the answer's shared head, the date and the headers every answer carries.
-    private func writeShared(_ answer: PreparedResponse, secure: Bool, second: Int, to head: inout ByteBuffer) {
+    /// `render`'s head, written to `head`: the answer's shared head, the date, the headers every answer
+    /// carries, the appended header, and the blank line.
+    private func write(_ answer: PreparedResponse, secure: Bool, second: Int, to head: inout ByteBuffer) {
         head.writeImmutableBuffer(answer.sharedHead)
         head.writeStaticString("Date: ")
         head.writeString(HTTPDate.of(second))
         head.writeBytes(secure || self.secure ? secureLines : lines)
+        if let appended = answer.appended { head.writeField(appended.name, appended.value) }
+        head.writeStaticString("\r\n")
     }
 
     /// One of the handler's answers whole, head and body in one buffer, as `render` and the body would be
@@ -91,15 +92,11 @@ public struct AnswerHeaders: Sendable {
     /// head when that is small, and not kept: it would take the place of one sent again.
     func whole(_ answer: PreparedResponse, secure: Bool = false, allocator: ByteBufferAllocator, second: Int = time(nil)) -> ByteBuffer? {
         let length = answer.body?.readableBytes ?? 0
-        guard let shared = answer.shared else {
-            return length <= Self.copied ? rendered(answer, secure: secure, allocator: allocator, second: second) : nil
-        }
-        guard length <= Rendered.largest else { return nil }
-        let secure = secure || self.secure
         let appended = answer.appended
-        if let appended, appended.value.utf8.count > Rendered.Slot.room {
+        guard let shared = answer.shared, length <= Rendered.largest, appended?.value.utf8.count ?? 0 <= Rendered.Slot.room else {
             return length <= Self.copied ? rendered(answer, secure: secure, allocator: allocator, second: second) : nil
         }
+        let secure = secure || self.secure
         let kept = Rendered.ofThisThread
         if let whole = kept.find(shared, appended: appended, secure: secure, second: second) { return whole }
         guard let appended else {
@@ -107,18 +104,17 @@ public struct AnswerHeaders: Sendable {
             kept.keep(whole, of: shared, secure: secure, second: second)
             return whole
         }
-        // Room for the longest value before the head, the value written last, where it ends for every request.
+        // Room for the longest value before the head; the value is written last in it, followed by its line's
+        // end and the head's, where it ends for every request.
+        let filled = appended.value.utf8.count
         var whole = allocator.buffer(capacity: Rendered.Slot.room + self.length(answer, secure: secure) + length)
-        whole.writeRepeatingByte(UInt8(ascii: " "), count: Rendered.Slot.room - appended.value.utf8.count)
+        whole.writeRepeatingByte(UInt8(ascii: " "), count: Rendered.Slot.room - filled)
         let start = whole.writerIndex
-        writeShared(answer, secure: secure, second: second, to: &whole)
-        whole.writeString(appended.name.rawName)
-        whole.writeStaticString(": ")
-        let slot = Rendered.Slot(name: appended.name, prefix: whole.writerIndex - start, end: Rendered.Slot.room + whole.writerIndex - start)
-        whole.writeString(appended.value)
-        whole.writeStaticString("\r\n\r\n")
+        write(answer, secure: secure, second: second, to: &whole)
+        let end = whole.writerIndex - 4
+        let slot = Rendered.Slot(name: appended.name, prefix: end - filled - start, end: end)
         if var body = answer.body { whole.writeBuffer(&body) }
-        kept.keep(whole, of: shared, slot: slot, filled: appended.value.utf8.count, secure: secure, second: second)
+        kept.keep(whole, of: shared, slot: slot, filled: filled, secure: secure, second: second)
         whole.moveReaderIndex(to: start)
         return whole
     }
@@ -170,8 +166,8 @@ public struct AnswerHeaders: Sendable {
             /// The answer with `value` in its slot. The bytes are written in place unless the last answer
             /// given is still being sent (NIO holds it): then they are copied first, as a byte buffer's
             /// storage is when it is changed while shared.
-            mutating func filling(_ value: String) -> ByteBuffer {
-                guard let slot else { return bytes }
+            mutating func filling(_ value: String?) -> ByteBuffer {
+                guard let slot, let value else { return bytes }
                 let length = value.utf8.count
                 if length != filled {
                     _ = try? bytes.copyBytes(at: slot.end - filled - slot.prefix, to: slot.end - length - slot.prefix, length: slot.prefix)
@@ -200,7 +196,7 @@ public struct AnswerHeaders: Sendable {
             for index in entries.indices where entries[index].shared === shared && entries[index].secure == secure {
                 guard entries[index].slot?.name == appended?.name else { continue }
                 guard entries[index].second == second else { return nil }
-                return entries[index].filling(appended?.value ?? "")
+                return entries[index].filling(appended?.value)
             }
             return nil
         }

@@ -138,18 +138,13 @@ public enum RequestTracing {
     ///
     /// Worked out once per statement text: a traced request names each of its statements, and in a profile
     /// of posts at the default sampler, reading their words took 3.4% of locations-service's time, all of
-    /// it in the tenth of the posts that were traced. Past `namesKept` texts the name is worked out each
-    /// time, so that texts made per call cannot grow the table without end.
+    /// it in the tenth of the posts that were traced. At most `namesKept` are kept, all forgotten when
+    /// full, so that texts made per call cannot grow the table without end.
     public static func statementName(_ sql: String) -> String {
-        if let known = statementNames.withLock({ $0[sql] }) { return known }
-        let name = readStatementName(sql)
-        statementNames.withLock { names in
-            if names.count < namesKept { names[sql] = name }
-        }
-        return name
+        statementNames.value(for: sql, making: readStatementName)
     }
 
-    private static let statementNames = Mutex<[String: String]>([:])
+    private static let statementNames = KeptResults<String, String>(capacity: namesKept)
     static let namesKept = 256
 
     private static func readStatementName(_ sql: String) -> String {
