@@ -79,9 +79,11 @@ struct CountedConnection {
 
 /// Sits right after the HTTP parser, before anything answers: refuses a connection past its address's
 /// limit, and closes one whose client is too slow, idle, or gone, as `ConnectionGuardState` decides. It
-/// holds the one wake-up the state asks for. Its clock is concrete, so the state's code is specialised for
-/// it: generic over the clock, every read would look up the state's generic metadata.
-final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+/// holds the one wake-up the state asks for. The `PreparedResponseHandler` right after it tells it of each
+/// part read and each part of the router's answers written (`RequestPartWatcher`). Its clock is concrete,
+/// so the state's code is specialised for it: generic over the clock, every read would look up the state's
+/// generic metadata.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler, RequestPartWatcher {
     typealias State = ConnectionGuardState<ContinuousClock>
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -155,14 +157,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         counted.stop()
     }
 
+    /// What a refused connection sends is dropped; the rest passes on as it came (the handler after this one
+    /// tells of each part, `read(_:)`).
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        switch unwrapInboundIn(data) {
+        context.fireChannelRead(data)
+    }
+
+    func read(_ part: HTTPServerRequestPart) {
+        switch part {
         case .head: state.read(.head)
         case .body: state.read(.body)
         case .end: state.read(.end)
         }
-        context.fireChannelRead(data)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -181,13 +188,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch unwrapOutboundIn(data) {
+    func wrote(_ part: HTTPServerResponsePart) {
+        switch part {
         case .head: state.wrote(.head)
         case .body: state.wrote(.body)
         case .end: state.wrote(.end)
         }
-        context.write(data, promise: promise)
     }
 
     /// A stream has opened: it is written for as long as its client stays, and reads nothing more, so none

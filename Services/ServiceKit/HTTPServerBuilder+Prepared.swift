@@ -62,10 +62,11 @@ extension HTTPServerBuilder {
     ) -> @Sendable () -> [any ChannelHandler] {
         let forwarded = limits.trustedProxies.forwardedScheme
         return {
-            [
-                ConnectionGuard(limits: limits, perAddress: perAddress, logger: logger),
+            let guarding = ConnectionGuard(limits: limits, perAddress: perAddress, logger: logger)
+            return [
+                guarding,
                 PreparedResponseHandler(
-                    serverName: serverName, logger: logger, secure: secure, forwarded: forwarded, prepared: prepared,
+                    serverName: serverName, logger: logger, secure: secure, forwarded: forwarded, watcher: guarding, prepared: prepared,
                     answered: answered(counters)),
             ]
         }
