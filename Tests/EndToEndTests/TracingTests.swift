@@ -161,8 +161,11 @@ extension TracingTests {
             let (status, session) = try await Self.postAPin(http, as: "mary@example.com")
             #expect(status == 200)
             #expect(try await http.send("GET", "/v1/StudentLocation?order=mapString").status == 200)
-            // The service gone, the next post fails at the gateway: that request, and only it, is exported.
+            // The service gone, the next post fails at the gateway: that request, and only it, is exported. Gone
+            // means exited: a service told to stop still answers a request that reaches it before it has begun
+            // to stop (on a busy machine, this post did).
             locations.terminate()
+            #expect(await locations.waitForExit(timeout: .seconds(20)) == 0)
             let pin = #"{"mapString":"Hampton","mediaURL":"https://nasa.example","latitude":37.0,"longitude":-76.3}"#
             let failed = try await http.send("POST", "/v1/StudentLocation", body: pin, headers: ["Authorization": "Bearer \(session)"])
             #expect(failed.status >= 500, "\(failed.status) \(failed.body)")
