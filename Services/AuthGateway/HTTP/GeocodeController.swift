@@ -37,15 +37,15 @@ struct GeocodeController: Sendable {
             let start = ContinuousClock.now
             do {
                 results = Array((try await upstream.geocode(query, limit: limit) + results).prefix(limit))
-                OperatorMetrics.called("geocoder", result: "ok", since: start)
+                OperatorMetrics.called(.geocoder, result: .ok, since: start)
             } catch let error as GeocoderError where results.isEmpty {
-                OperatorMetrics.called("geocoder", result: error == .upstreamTimedOut ? "timeout" : "unavailable", since: start)
+                OperatorMetrics.called(.geocoder, result: error == .upstreamTimedOut ? .timeout : .unavailable, since: start)
                 switch error {
                 case .upstreamTimedOut: throw GatewayError.geocoderTimedOut
                 case .upstreamUnavailable, .upstreamFailed: throw GatewayError.geocoderUnavailable
                 }
             } catch {
-                OperatorMetrics.called("geocoder", result: "error", since: start)
+                OperatorMetrics.called(.geocoder, result: .error, since: start)
                 context.logger.warning("geocoder upstream failed; answering from the gazetteer", metadata: ["error": "\(error)"])
             }
         }

@@ -13,8 +13,10 @@ import Tracing
 ///
 /// It runs on the client connection's event loop from start to end (the session from this replica's
 /// cache, the service over `InternalHTTPClient` on the same loop), as a deferred answer that both doors
-/// give (`LocationsProxyController` declares the routes).
-struct LocationWriteForwarder: Sendable {
+/// give (`LocationsProxyController` declares the routes). A class: each step of a write holds the forwarder
+/// (a closure for its body, one for the service's answer), and a reference is one count to take where a
+/// copy of its seven parts was a dozen.
+final class LocationWriteForwarder: Sendable {
     let locations: LocationsClient
     let sessions: Sessions
     let latest: LatestListCache
@@ -24,6 +26,19 @@ struct LocationWriteForwarder: Sendable {
     let trustedProxies: TrustedProxies
     /// `SESSION_COOKIE_DOMAIN`: the names under it are one site to the cross-site check.
     let siteDomain: CookieDomain?
+
+    init(
+        locations: LocationsClient, sessions: Sessions, latest: LatestListCache, mapLists: ClassMapLists, limit: WriteLimit,
+        trustedProxies: TrustedProxies, siteDomain: CookieDomain?
+    ) {
+        self.locations = locations
+        self.sessions = sessions
+        self.latest = latest
+        self.mapLists = mapLists
+        self.limit = limit
+        self.trustedProxies = trustedProxies
+        self.siteDomain = siteDomain
+    }
 
     static let maximumBodySize = 16 * 1024
 
@@ -78,7 +93,7 @@ struct LocationWriteForwarder: Sendable {
     func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool, map: String? = nil) -> PreparedHandling {
         let write = Write(request, objectId: objectId, legacyParse: legacyParse, map: map, siteDomain: siteDomain)
         return .deferred(
-            PreparedDeferral(bodyLimit: Self.maximumBodySize) { body, eventLoop, peer, context in
+            PreparedDeferral(bodyLimit: Self.maximumBodySize) { [self] body, eventLoop, peer, context in
                 var write = write
                 (write.body, write.peer, write.context) = (body, peer, context)
                 return forward(write, on: eventLoop)
@@ -101,10 +116,10 @@ struct LocationWriteForwarder: Sendable {
         case .malformed:
             return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
         case .unknown(let digest):
-            return lookUp(digest, context: write.context, on: eventLoop).flatMap { account in
+            return lookUp(digest, context: write.context, on: eventLoop).flatMap { [self] account in
                 guard let account else { return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
                 return forward(write, as: account, on: eventLoop)
-            }.recover { refusal(for: $0, of: write) }
+            }.recover { [self] in refusal(for: $0, of: write) }
         }
     }
 
@@ -128,10 +143,10 @@ struct LocationWriteForwarder: Sendable {
             return send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop)
         }
         let decision = eventLoop.makePromise(of: WriteDecision.self)
-        decision.completeWithTask { try await limit.take(subjects) }
-        return decision.futureResult.flatMap { decided in
+        decision.completeWithTask { [limit] in try await limit.take(subjects) }
+        return decision.futureResult.flatMap { [self] decided in
             send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop)
-        }.recover { refusal(for: $0, of: write) }
+        }.recover { [self] in refusal(for: $0, of: write) }
     }
 
     /// Sends the counted write to the service (or refuses it past the limit) and relays the answer.
@@ -149,7 +164,7 @@ struct LocationWriteForwarder: Sendable {
         locations.forward(
             method: write.method, path: path, query: nil, headers: write.headers, body: body,
             actor: account.actor, requestID: write.requestID, replayOnly: replayOnly, on: eventLoop, context: write.context
-        ).whenComplete { result in
+        ).whenComplete { [self] result in
             switch result {
             case .success(let answer):
                 if let wait, answer.status == HTTPResponse.Status.preconditionFailed.code {
@@ -191,7 +206,9 @@ struct LocationWriteForwarder: Sendable {
     private func lookUp(_ digest: [UInt8], context: ServiceContext, on eventLoop: any EventLoop) -> EventLoopFuture<Account?> {
         let span = RequestTracing.traces(context) ? RequestTracing.tracer?.startSpan("session lookup", context: context) : nil
         let promise = eventLoop.makePromise(of: Account?.self)
-        promise.completeWithTask { try await ServiceContext.withValue(span?.context ?? context) { try await sessions.account(digest: digest) } }
+        promise.completeWithTask { [sessions] in
+            try await ServiceContext.withValue(span?.context ?? context) { try await sessions.account(digest: digest) }
+        }
         guard let span else { return promise.futureResult }
         return promise.futureResult.always { _ in span.end() }
     }

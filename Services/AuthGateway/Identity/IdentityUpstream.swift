@@ -17,14 +17,14 @@ enum IdentityUpstream {
         do {
             let response = try await client.execute(request, timeout: timeout)
             let body = try await response.body.collect(upTo: maximumAnswerBytes)
-            OperatorMetrics.called("identity-provider", result: "ok", since: start)
+            OperatorMetrics.called(.identityProvider, result: .ok, since: start)
             return (Int(response.status.code), body)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            OperatorMetrics.called("identity-provider", result: "timeout", since: start)
+            OperatorMetrics.called(.identityProvider, result: .timeout, since: start)
             logger.warning("\(name) did not answer in time", metadata: ["error": "\(error)"])
             throw .upstreamTimedOut
         } catch {
-            OperatorMetrics.called("identity-provider", result: "unavailable", since: start)
+            OperatorMetrics.called(.identityProvider, result: .unavailable, since: start)
             logger.warning("\(name) unreachable", metadata: ["error": "\(String(reflecting: error))"])
             throw .upstreamUnavailable
         }

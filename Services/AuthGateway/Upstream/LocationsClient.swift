@@ -11,12 +11,20 @@ import Tracing
 /// Calls the locations-service with the internal token. Every call has a time limit; a service that is
 /// down or silent becomes `GatewayError.locationsUnavailable`, never a hang.
 struct LocationsClient: Sendable {
-    let internalToken: String
+    /// `Authorization: Bearer` and the internal token, made once: every call carries it.
+    let authorization: HTTPField
     let http: any LocationsHop
     let timeout: TimeAmount
     let logger: Logger
     /// Where the change feed is read: `''` for the default map's, `/maps/{slug}` for a class map's (`on(map:)`).
     var feedPrefix = ""
+
+    init(internalToken: String, http: any LocationsHop, timeout: TimeAmount, logger: Logger) {
+        authorization = HTTPField(name: .authorization, value: "Bearer \(internalToken)")
+        self.http = http
+        self.timeout = timeout
+        self.logger = logger
+    }
 
     typealias Answer = HopAnswer
 
@@ -122,9 +130,9 @@ struct LocationsClient: Sendable {
         var fields: [HTTPField] = []
         fields.reserveCapacity(headers.count + 4)
         for field in headers where Self.forwardedHeaders.contains(field.name) && Self.isSafeFieldValue(field.value) { fields.append(field) }
-        fields.append(HTTPField(name: .authorization, value: "Bearer \(internalToken)"))
+        fields.append(authorization)
         fields.append(HTTPField(name: .requestID, value: requestID))
-        if let actor { fields.append(HTTPField(name: .actor, value: Self.header(of: actor))) }
+        if let actor { fields.append(Self.header(of: actor)) }
         if replayOnly { fields.append(HTTPField(name: .replayOnly, value: "true")) }
         var outgoing = HTTPFields(fields)
         let target = path + (query.map { "?" + $0 } ?? "")
@@ -145,10 +153,10 @@ struct LocationsClient: Sendable {
         answer.whenComplete { result in
             switch result {
             case .success(let answer):
-                OperatorMetrics.called("locations-service", result: "ok", since: start)
+                OperatorMetrics.called(.locationsService, result: .ok, since: start)
                 span.map { RequestTracing.end($0, status: answer.status) }
             case .failure(let error):
-                OperatorMetrics.called("locations-service", result: "unavailable", since: start)
+                OperatorMetrics.called(.locationsService, result: .unavailable, since: start)
                 span.map { RequestTracing.end($0, error: error) }
             }
         }
@@ -158,12 +166,13 @@ struct LocationsClient: Sendable {
         }
     }
 
-    /// `X-Actor` values already written, by actor: the same students write again and again, and writing one
-    /// (JSON, then base64url) costs more than the rest of the hop's headers together.
-    private static let actorHeaders = KeptResults<Actor, String>()
+    /// `X-Actor` fields already made, by actor: the same students write again and again, and writing one
+    /// (JSON, then base64url, then the field's check of its value) costs more than the rest of the hop's
+    /// headers together.
+    private static let actorHeaders = KeptResults<Actor, HTTPField>()
 
-    static func header(of actor: Actor) -> String {
-        actorHeaders.value(for: actor) { $0.headerValue }
+    static func header(of actor: Actor) -> HTTPField {
+        actorHeaders.value(for: actor) { HTTPField(name: .actor, value: $0.headerValue) }
     }
 
     /// A value that stays one header field when written out again: no CR, LF, NUL or other control
