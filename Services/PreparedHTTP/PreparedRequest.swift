@@ -86,7 +86,7 @@ extension HTTPField.Name {
 public enum PreparedHandling: Sendable {
     /// At once, from memory.
     case answer(PreparedResponse)
-    /// Once its body has arrived, by a future that completes on the connection's event loop.
+    /// Once its body has arrived, on the connection's event loop.
     case deferred(PreparedDeferral)
     /// With a stream that goes on while the connection is open; nothing else is read from the connection
     /// meanwhile.
@@ -101,21 +101,21 @@ public struct PreparedDeferral: Sendable, Equatable {
     public let bodyLimit: Int
     /// Called with the body, the connection's event loop, its peer (the client, or a proxy in front of it)
     /// and the request's trace (its span's context when it is traced, else `.topLevel`), which the work it
-    /// does is traced under.
-    public let respond:
-        @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?, _ trace: ServiceContext) -> EventLoopFuture<
-            PreparedResponse
-        >
+    /// does is traced under; it calls `answer` once, on that event loop, with the answer, whatever happens
+    /// on the way (a failure is answered as the client is to be told it). A callback rather than a future:
+    /// each future costs an allocation and a release of a generic object, and this is the busiest write's
+    /// way out.
+    public let respond: Respond
     private let identity = Identity()
+
+    public typealias Respond =
+        @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?, _ trace: ServiceContext, _ answer: @escaping Answer) ->
+        Void
+    public typealias Answer = @Sendable (PreparedResponse) -> Void
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.identity === rhs.identity }
 
-    public init(
-        bodyLimit: Int,
-        respond:
-            @escaping @Sendable (_ body: ByteBuffer?, _ eventLoop: any EventLoop, _ peer: SocketAddress?, _ trace: ServiceContext) ->
-            EventLoopFuture<PreparedResponse>
-    ) {
+    public init(bodyLimit: Int, respond: @escaping Respond) {
         self.bodyLimit = bodyLimit
         self.respond = respond
     }

@@ -108,15 +108,12 @@ public final class PreparedResponseHandler: ChannelDuplexHandler, RemovableChann
         case .answer(let answer):
             write(answer, context: context)
         case .respond(let deferral, let body):
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let loopContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-            deferral.respond(body, context.eventLoop, context.channel.remoteAddress, .topLevel).hop(to: context.eventLoop).whenComplete { result in
-                let answer: PreparedResponse
-                switch result {
-                case .success(let success): answer = success
-                case .failure(let error):
-                    handler.value.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-                    answer = PreparedResponse(status: .internalServerError, headers: [:], body: nil)
+            let eventLoop = context.eventLoop
+            let handler = NIOLoopBound(self, eventLoop: eventLoop)
+            let loopContext = NIOLoopBound(context, eventLoop: eventLoop)
+            deferral.respond(body, eventLoop, context.channel.remoteAddress, .topLevel) { answer in
+                guard eventLoop.inEventLoop else {
+                    return eventLoop.execute { handler.value.write(answer, context: loopContext.value) }
                 }
                 handler.value.write(answer, context: loopContext.value)
             }

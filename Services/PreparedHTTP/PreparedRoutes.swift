@@ -108,7 +108,11 @@ struct PreparedRouteResponder<Context: RequestContext>: HTTPResponder {
             } catch let error as HTTPError where error.status == .contentTooLarge {
                 body = nil
             }
-            return try await deferral.respond(body, eventLoop, connection?.remoteAddress, ServiceContext.current ?? .topLevel).get().response
+            let remoteAddress = connection?.remoteAddress
+            let answer = await withCheckedContinuation { (answered: CheckedContinuation<PreparedResponse, Never>) in
+                deferral.respond(body, eventLoop, remoteAddress, ServiceContext.current ?? .topLevel) { answered.resume(returning: $0) }
+            }
+            return answer.response
         case .stream(let opening):
             // A HEAD gets the stream's head alone, its body empty and of no stated length, as the GET's is.
             if HeadRequest.isAsked { return Response(status: .ok, headers: opening.headers, body: ResponseBody { _ in }) }

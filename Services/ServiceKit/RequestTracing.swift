@@ -78,12 +78,10 @@ public enum RequestTracing {
                 return (handling, route)
             case .deferred(let deferral):
                 let working = record.started()
-                let traced = PreparedDeferral(bodyLimit: deferral.bodyLimit) { body, eventLoop, peer, _ in
-                    deferral.respond(body, eventLoop, peer, working.context).always { result in
-                        switch result {
-                        case .success(let response): working.finish(route: route, status: response.status.code, answerHeaders: response.headers)
-                        case .failure(let error): working.finish(route: route, status: 500, error: error)
-                        }
+                let traced = PreparedDeferral(bodyLimit: deferral.bodyLimit) { body, eventLoop, peer, _, answer in
+                    deferral.respond(body, eventLoop, peer, working.context) { response in
+                        working.finish(route: route, status: response.status.code, answerHeaders: response.headers)
+                        answer(response)
                     }
                 }
                 return (.deferred(traced), route)

@@ -8,7 +8,7 @@ import Testing
 /// what it holds back, and when it reads and lets a shutdown through.
 @Suite struct PreparedConnectionStateTests {
     static let list = PreparedResponse(status: .ok, headers: [.contentType: "application/json"], body: ByteBuffer(string: "[]"))
-    static let echo = PreparedDeferral(bodyLimit: 8) { _, loop, _, _ in loop.makeSucceededFuture(list) }
+    static let echo = PreparedDeferral(bodyLimit: 8) { _, _, _, _, answer in answer(list) }
 
     /// One connection's state, which takes GET /list (from memory) and POST /echo (deferred, bodies up to
     /// 8 bytes) and routes the rest; a reference, so that each step can be checked where it is taken.

@@ -24,15 +24,15 @@ import Testing
         var all: [String] { lines.withLock { $0 } }
     }
 
-    /// The answers of POST /echo, completed by the test: the bodies received, and the promises to answer them.
+    /// The answers of POST /echo, given by the test: the bodies received, and the callbacks to answer them.
     final class Echoes: @unchecked Sendable {
         var bodies: [String] = []
-        var promises: [EventLoopPromise<PreparedResponse>] = []
+        var answers: [PreparedDeferral.Answer] = []
 
         /// Answers the oldest open POST /echo with 201 and the body it received.
         func answerNext() {
-            let body = bodies[bodies.count - promises.count]
-            promises.removeFirst().succeed(PreparedResponse(status: .created, headers: [:], body: ByteBuffer(string: "echo:" + body)))
+            let body = bodies[bodies.count - answers.count]
+            answers.removeFirst()(PreparedResponse(status: .created, headers: [:], body: ByteBuffer(string: "echo:" + body)))
         }
     }
 
@@ -44,15 +44,12 @@ import Testing
         let handling: @Sendable (PreparedRequest) -> PreparedHandling? = { request in
             if request.method == .POST, request.path == "/echo" {
                 return .deferred(
-                    PreparedDeferral(bodyLimit: 8) { body, loop, _, _ in
+                    PreparedDeferral(bodyLimit: 8) { body, _, _, _, answer in
                         guard let body else {
-                            return loop.makeSucceededFuture(
-                                PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))
+                            return answer(PreparedResponse(status: .contentTooLarge, headers: [:], body: ByteBuffer(string: "too large")))
                         }
-                        let promise = loop.makePromise(of: PreparedResponse.self)
                         echoes.bodies.append(String(buffer: body))
-                        echoes.promises.append(promise)
-                        return promise.futureResult
+                        echoes.answers.append(answer)
                     })
             }
             if request.method == .GET, request.path == "/stream" {

@@ -25,10 +25,9 @@ import Testing
             things.on(method == .post ? "" : ":id", method: method, routes: routes) { request, parameters in
                 let id = parameters.get("id") ?? "-"
                 return .deferred(
-                    PreparedDeferral(bodyLimit: 8) { body, loop, _, _ in
+                    PreparedDeferral(bodyLimit: 8) { body, _, _, _, answer in
                         let text = body.map { String(buffer: $0) } ?? "too large"
-                        return loop.makeSucceededFuture(
-                            PreparedResponse(status: .created, headers: [:], body: ByteBuffer(string: "\(request.method) \(id) \(text)")))
+                        answer(PreparedResponse(status: .created, headers: [:], body: ByteBuffer(string: "\(request.method) \(id) \(text)")))
                     })
             }
         }

@@ -93,46 +93,45 @@ final class LocationWriteForwarder: Sendable {
     func handling(_ request: PreparedRequest, objectId: String?, legacyParse: Bool, map: String? = nil) -> PreparedHandling {
         let write = Write(request, objectId: objectId, legacyParse: legacyParse, map: map, siteDomain: siteDomain)
         return .deferred(
-            PreparedDeferral(bodyLimit: Self.maximumBodySize) { [self] body, eventLoop, peer, context in
+            PreparedDeferral(bodyLimit: Self.maximumBodySize) { [self] body, eventLoop, peer, context, answer in
                 var write = write
                 (write.body, write.peer, write.context) = (body, peer, context)
-                return forward(write, on: eventLoop)
+                forward(write, on: eventLoop, answer: answer)
             })
     }
 
-    /// The write's answer. On the common path (a session this replica holds, a write a lease covers) it is
-    /// decided without a future of its own until the service is asked: each link of a chain of futures
-    /// costs an allocation and a release of a generic object, and this is the gateway's busiest write.
-    func forward(_ write: Write, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {
-        guard !write.crossSite else {
-            return eventLoop.makeSucceededFuture(ParseWire.refusal(.crossOrigin, requestID: write.requestID))
-        }
-        guard let token = write.token else {
-            return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
-        }
+    /// The write's answer, given to `answer` on `eventLoop`. On the common path (a session this replica
+    /// holds, a write a lease covers) the hop's answer is the only future: each future costs an allocation
+    /// and a release of a generic object, and this is the gateway's busiest write.
+    func forward(_ write: Write, on eventLoop: any EventLoop, answer: @escaping PreparedDeferral.Answer) {
+        guard !write.crossSite else { return answer(ParseWire.refusal(.crossOrigin, requestID: write.requestID)) }
+        guard let token = write.token else { return answer(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
         switch sessions.cachedLookup(token) {
         case .live(let account):
-            return forward(write, as: account, on: eventLoop)
+            forward(write, as: account, on: eventLoop, answer: answer)
         case .malformed:
-            return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
+            answer(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
         case .unknown(let digest):
-            return lookUp(digest, context: write.context, on: eventLoop).flatMap { [self] account in
-                guard let account else { return eventLoop.makeSucceededFuture(ParseWire.refusal(.notLoggedIn, requestID: write.requestID)) }
-                return forward(write, as: account, on: eventLoop)
-            }.recover { [self] in refusal(for: $0, of: write) }
+            lookUp(digest, context: write.context, on: eventLoop).whenComplete { [self] result in
+                switch result {
+                case .success(let account?): forward(write, as: account, on: eventLoop, answer: answer)
+                case .success(nil): answer(ParseWire.refusal(.notLoggedIn, requestID: write.requestID))
+                case .failure(let error): answer(refusal(for: error, of: write))
+                }
+            }
         }
     }
 
     /// The write of a known session's account: counted against its subjects, then forwarded.
-    private func forward(_ write: Write, as account: Account, on eventLoop: any EventLoop) -> EventLoopFuture<PreparedResponse> {
+    private func forward(_ write: Write, as account: Account, on eventLoop: any EventLoop, answer: @escaping PreparedDeferral.Answer) {
         let path: String
         do throws(GatewayError) {
             path = try LocationsClient.mapPrefix(write.map) + LocationsClient.locationPath(write.objectId)
         } catch {
-            return eventLoop.makeSucceededFuture(ParseWire.refusal(error, requestID: write.requestID))
+            return answer(ParseWire.refusal(error, requestID: write.requestID))
         }
         guard let body = write.body else {
-            return eventLoop.makeSucceededFuture(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
+            return answer(ParseWire.refusal(.bodyTooLarge(limit: Self.maximumBodySize), requestID: write.requestID))
         }
         let subjects = limit.subjects(
             account: account.key, address: trustedProxies.clientAddress(peer: write.peer, forwardedFor: write.forwardedFor),
@@ -140,48 +139,51 @@ final class LocationWriteForwarder: Sendable {
         // At once when it can be decided without waiting (a write this replica counted already), else from a
         // task that asks the database.
         if let decided = limit.decideAtOnce(subjects) {
-            return send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop)
+            return send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop, answer: answer)
         }
         let decision = eventLoop.makePromise(of: WriteDecision.self)
         decision.completeWithTask { [limit] in try await limit.take(subjects) }
-        return decision.futureResult.flatMap { [self] decided in
-            send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop)
-        }.recover { [self] in refusal(for: $0, of: write) }
+        decision.futureResult.whenComplete { [self] result in
+            switch result {
+            case .success(let decided):
+                send(write, as: account, path: path, body: body, subjects: subjects, decision: decided, on: eventLoop, answer: answer)
+            case .failure(let error):
+                answer(refusal(for: error, of: write))
+            }
+        }
     }
 
     /// Sends the counted write to the service (or refuses it past the limit) and relays the answer.
     private func send(
         _ write: Write, as account: Account, path: String, body: ByteBuffer, subjects: [WriteLimit.Subject], decision: WriteDecision,
-        on eventLoop: any EventLoop
-    ) -> EventLoopFuture<PreparedResponse> {
+        on eventLoop: any EventLoop, answer: @escaping PreparedDeferral.Answer
+    ) {
         let wait: Int? = if case .wait(let seconds) = decision { seconds } else { nil }
         // Past the limit, a retried post may still get the answer to its earlier attempt: nothing new is appended.
         let replayOnly = wait != nil && write.method == .POST && write.retriable
         if let wait, !replayOnly {
-            return eventLoop.makeSucceededFuture(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
+            return answer(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
         }
-        let answered = eventLoop.makePromise(of: PreparedResponse.self)
-        locations.forward(
+        locations.exchange(
             method: write.method, path: path, query: nil, headers: write.headers, body: body,
             actor: account.actor, requestID: write.requestID, replayOnly: replayOnly, on: eventLoop, context: write.context
         ).whenComplete { [self] result in
             switch result {
-            case .success(let answer):
-                if let wait, answer.status == HTTPResponse.Status.preconditionFailed.code {
-                    return answered.succeed(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
+            case .success(let relayed):
+                if let wait, relayed.status == HTTPResponse.Status.preconditionFailed.code {
+                    return answer(ParseWire.refusal(.rateLimited(retryAfter: wait), requestID: write.requestID))
                 }
-                if answer.headers[.replayed] != nil, !replayOnly { giveBack(subjects) }
-                if (200..<300).contains(answer.status) {
+                if relayed.headers[.replayed] != nil, !replayOnly { giveBack(subjects) }
+                if (200..<300).contains(relayed.status) {
                     if let slug = write.map.flatMap(MapSlug.init) { mapLists.invalidate(slug) } else { latest.invalidate() }
                 }
-                var status = HTTPResponse.Status(code: answer.status)
+                var status = HTTPResponse.Status(code: relayed.status)
                 if write.legacyParse, write.method == .POST, status == .ok { status = .created }
-                answered.succeed(Self.relay(answer, status: status, requestID: write.requestID))
+                answer(Self.relay(relayed, status: status, requestID: write.requestID))
             case .failure(let error):
-                answered.succeed(refusal(for: error, of: write))
+                answer(refusal(for: locations.unavailable(error, requestID: write.requestID), of: write))
             }
         }
-        return answered.futureResult
     }
 
     /// A failure on the way (the database, the service) as the client is told it.

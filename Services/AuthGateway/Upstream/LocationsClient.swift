@@ -119,9 +119,24 @@ struct LocationsClient: Sendable {
     }
 
     /// `send` on a given event loop (the client connection's, when forwarding from it): the answer arrives
-    /// on that loop. Fails with `GatewayError.locationsUnavailable`. The hop is traced under `context` (the
-    /// task's trace when nil), and carries it to the service.
+    /// on that loop. Fails with `GatewayError.locationsUnavailable`.
     func forward(
+        method: HTTPMethod, path: String, query: String?, headers: HTTPFields, body: ByteBuffer?,
+        actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?,
+        context: ServiceContext? = nil
+    ) -> EventLoopFuture<Answer> {
+        exchange(
+            method: method, path: path, query: query, headers: headers, body: body, actor: actor, requestID: requestID,
+            replayOnly: replayOnly, timeout: timeout, on: eventLoop, context: context
+        ).flatMapErrorThrowing { throw unavailable($0, requestID: requestID) }
+    }
+
+    /// The hop itself, counted and traced: `forward` without its failure said as the client is told it
+    /// (`unavailable(_:requestID:)`), for a caller that reads the answer in a callback rather than a
+    /// future of its own (each costs an allocation and a release of a generic object: the forwarded write
+    /// is the gateway's busiest). The hop is traced under `context` (the task's trace when nil), and carries
+    /// it to the service.
+    func exchange(
         method: HTTPMethod, path: String, query: String?, headers: HTTPFields, body: ByteBuffer?,
         actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?,
         context: ServiceContext? = nil
@@ -160,10 +175,13 @@ struct LocationsClient: Sendable {
                 span.map { RequestTracing.end($0, error: error) }
             }
         }
-        return answer.flatMapErrorThrowing { [logger] error in
-            logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
-            throw GatewayError.locationsUnavailable
-        }
+        return answer
+    }
+
+    /// A hop that failed, logged, as the client is told it.
+    func unavailable(_ error: any Error, requestID: String) -> GatewayError {
+        logger.warning("locations-service unavailable", metadata: ["error": "\(String(reflecting: error))", "request_id": "\(requestID)"])
+        return .locationsUnavailable
     }
 
     /// `X-Actor` fields already made, by actor: the same students write again and again, and writing one
