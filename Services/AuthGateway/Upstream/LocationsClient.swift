@@ -90,10 +90,10 @@ struct LocationsClient: Sendable {
         if !events { query += "&events=false" }
         if classMaps { query += "&maps=class" }
         if let within { query += "&within=\(within)" }
-        return forward(
+        return exchange(
             method: .GET, path: feedPrefix + Self.listPath + "/changes", query: query, headers: [:], body: nil, actor: nil,
             requestID: requestID, timeout: timeout + .seconds(Int64(wait)), on: eventLoop
-        ).flatMapThrowing { [logger] answer in
+        ).flatMapErrorThrowing { throw unavailable($0, requestID: requestID) }.flatMapThrowing { [logger] answer in
             guard answer.status == 200, let page = try? JSONDecoder().decode(LocationChangePage.self, from: Data(answer.body.readableBytesView)),
                 page.position != nil
             else {
@@ -109,31 +109,19 @@ struct LocationsClient: Sendable {
         actor: Actor?, requestID: String, timeout: TimeAmount? = nil
     ) async throws -> Answer {
         do {
-            return try await forward(
+            return try await exchange(
                 method: method, path: path, query: query, headers: headers, body: body, actor: actor,
                 requestID: requestID, timeout: timeout, on: nil
             ).get()
         } catch {
-            throw GatewayError.locationsUnavailable
+            throw unavailable(error, requestID: requestID)
         }
     }
 
     /// `send` on a given event loop (the client connection's, when forwarding from it): the answer arrives
-    /// on that loop. Fails with `GatewayError.locationsUnavailable`.
-    func forward(
-        method: HTTPMethod, path: String, query: String?, headers: HTTPFields, body: ByteBuffer?,
-        actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?,
-        context: ServiceContext? = nil
-    ) -> EventLoopFuture<Answer> {
-        exchange(
-            method: method, path: path, query: query, headers: headers, body: body, actor: actor, requestID: requestID,
-            replayOnly: replayOnly, timeout: timeout, on: eventLoop, context: context
-        ).flatMapErrorThrowing { throw unavailable($0, requestID: requestID) }
-    }
-
-    /// The hop itself, counted and traced: `forward` without its failure said as the client is told it
-    /// (`unavailable(_:requestID:)`), for a caller that reads the answer in a callback rather than a
-    /// future of its own (each costs an allocation and a release of a generic object: the forwarded write
+    /// on that loop. It fails with the hop's own error, which `unavailable(_:requestID:)` logs and says as
+    /// the client is told it: the forwarded write reads the answer in a callback, without a future made
+    /// only to map its failure (each costs an allocation and a release of a generic object, and that write
     /// is the gateway's busiest). The hop is traced under `context` (the task's trace when nil), and carries
     /// it to the service.
     func exchange(
