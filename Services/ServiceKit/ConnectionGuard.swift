@@ -165,11 +165,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler, Requ
     }
 
     func read(_ part: HTTPServerRequestPart) {
-        switch part {
-        case .head: state.read(.head)
-        case .body: state.read(.body)
-        case .end: state.read(.end)
-        }
+        state.read(State.Part(part))
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -189,11 +185,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler, Requ
     }
 
     func wrote(_ part: HTTPServerResponsePart) {
-        switch part {
-        case .head: state.wrote(.head)
-        case .body: state.wrote(.body)
-        case .end: state.wrote(.end)
-        }
+        state.wrote(State.Part(part))
     }
 
     /// A stream has opened: it is written for as long as its client stays, and reads nothing more, so none
@@ -224,6 +216,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler, Requ
                 "connection closed", metadata: ["reason": "\(reason.rawValue)", "peer": "\(context.channel.remoteAddress?.description ?? "-")"])
             stop()
             context.close(promise: nil)
+        }
+    }
+}
+
+extension ConnectionGuardState.Part {
+    /// Which part of a request or an answer it is, whatever it carries.
+    init<Head, Body>(_ part: HTTPPart<Head, Body>) {
+        switch part {
+        case .head: self = .head
+        case .body: self = .body
+        case .end: self = .end
         }
     }
 }

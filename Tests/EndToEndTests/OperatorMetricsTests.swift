@@ -41,6 +41,10 @@ import Testing
             #expect((seen["onthemap_open_connections"] ?? 0) >= 1)
             #expect((seen["onthemap_db_query_duration_seconds_count"] ?? 0) >= 3, "sign-up, login and the session lookup")
             #expect((seen[#"onthemap_outbound_requests_total{target="locations-service",result="ok"}"#] ?? 0) >= 1)
+            // Every result of a called service is listed from its first call, at 0 until one happens.
+            for result in ["unavailable", "timeout", "error"] {
+                #expect(seen[#"onthemap_outbound_requests_total{target="locations-service",result="\#(result)"}"#] == 0, "\(result)")
+            }
             #expect(seen["onthemap_live_streams"] == 0)
             try expectProcessFigures(seen, of: gateway)
 

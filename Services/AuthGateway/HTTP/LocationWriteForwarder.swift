@@ -181,7 +181,7 @@ final class LocationWriteForwarder: Sendable {
                 if write.legacyParse, write.method == .POST, status == .ok { status = .created }
                 answer(Self.relay(relayed, status: status, requestID: write.requestID))
             case .failure(let error):
-                answer(refusal(for: locations.unavailable(error, requestID: write.requestID), of: write))
+                answer(ParseWire.refusal(locations.unavailable(error, requestID: write.requestID), requestID: write.requestID))
             }
         }
     }

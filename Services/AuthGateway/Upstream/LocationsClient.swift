@@ -118,12 +118,12 @@ struct LocationsClient: Sendable {
         }
     }
 
-    /// `send` on a given event loop (the client connection's, when forwarding from it): the answer arrives
-    /// on that loop. It fails with the hop's own error, which `unavailable(_:requestID:)` logs and says as
-    /// the client is told it: the forwarded write reads the answer in a callback, without a future made
-    /// only to map its failure (each costs an allocation and a release of a generic object, and that write
-    /// is the gateway's busiest). The hop is traced under `context` (the task's trace when nil), and carries
-    /// it to the service.
+    /// The one call to the service, which `send` and the change feed make too: on a given event loop (the
+    /// client connection's, when forwarding from it), the answer arrives on that loop. It fails with the hop's
+    /// own error, which `unavailable(_:requestID:)` logs and says as the client is told it: the forwarded
+    /// write reads the answer in a callback, without a future made only to map its failure (each costs an
+    /// allocation and a release of a generic object, and that write is the gateway's busiest). The hop is
+    /// traced under `context` (the task's trace when nil), and carries it to the service.
     func exchange(
         method: HTTPMethod, path: String, query: String?, headers: HTTPFields, body: ByteBuffer?,
         actor: Actor?, requestID: String, replayOnly: Bool = false, timeout: TimeAmount? = nil, on eventLoop: (any EventLoop)?,
